@@ -1,0 +1,111 @@
+// probe.h — runs a workload on the host kernel and reads its counters.
+//
+// The probe is the model's ground truth: the same access stream the model
+// replays is executed by a child process against a real file on a private
+// loop-device file system, with the scenario's read_ahead_kb, a cold (or
+// warmed) page cache and an optional memory cgroup. It shares nothing with
+// mm/ but counter names: pgpgin, pgfault, pgmajfault, minflt, majflt, ...
+//
+// Probe is the one virtual seam (leveldb's Env): LiveProbe talks to the
+// kernel, FakeProbe returns canned counters for tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace faultline::probe {
+
+enum class FsType : uint8_t { kExt4, kXfs, kTmpfs };
+enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed };
+// kCold: no page of the file cached when the access loop starts.
+// kWarmRead: the file was read once with read(2) in warm_chunk_bytes calls
+//   (folios come from on-demand readahead).
+// kWarmWrite: the file was just written with write(2) in write_chunk_bytes
+//   calls and fsync'ed (folios come from the write path).
+enum class CacheState : uint8_t { kCold, kWarmRead, kWarmWrite };
+
+const char* to_string(FsType);
+const char* to_string(Advice);
+const char* to_string(CacheState);
+
+struct Request {
+  std::string name;                      // case name: used in file names, never a path
+  uint64_t file_bytes = 0;               // > 0
+  FsType fs = FsType::kExt4;
+  uint32_t read_ahead_kb = 128;          // set on the loop device (ignored for tmpfs)
+  uint64_t memory_limit_bytes = 0;       // 0: no cgroup limit
+  bool map_shared = true;                // MAP_SHARED, else MAP_PRIVATE
+  Advice advice = Advice::kNormal;       // madvise() over the whole mapping
+  bool write = false;                    // store one byte per access instead of loading it
+  CacheState cache = CacheState::kCold;
+  uint32_t write_chunk_bytes = 1 << 20;  // write(2) size when creating the file
+  uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass
+  std::vector<uint64_t> pages;           // page indices of the file, in access order
+  int repetitions = 3;                   // >= 1
+  bool trace_events = false;             // record filemap/readahead tracepoints
+  std::string workspace_root = "/var/tmp/faultline-probe";
+  std::string output_dir;                // where event traces are saved ("" = none)
+};
+
+// One repetition. Keys are kernel counter names:
+//   pgpgin        KiB read from the probe's own block device (sectors / 2)
+//   pgfault, pgmajfault, workingset_refault_file, workingset_activate_file,
+//   vmstat.pgpgin (the global /proc/vmstat figure, for reference)
+//                 /proc/vmstat deltas around the access loop
+//   minflt, majflt  the child's rusage deltas around the access loop
+//   elapsed_s     wall time of the access loop
+using Counters = std::map<std::string, double>;
+
+struct HostInfo {
+  std::string kernel_release;        // uname -r
+  int64_t fault_around_bytes = -1;   // debugfs value, -1 if unreadable
+  std::string lru_gen;               // /sys/kernel/mm/lru_gen/enabled or "absent"
+  std::string thp_enabled;           // /sys/kernel/mm/transparent_hugepage/enabled
+  uint64_t page_size = 4096;
+};
+
+struct Result {
+  std::vector<Counters> runs;            // one per repetition
+  HostInfo host;
+  std::vector<std::string> notes;        // degradations ("no tracefs: events not recorded")
+  std::vector<std::string> event_files;  // saved trace files, one per repetition
+};
+
+// Progress callback: (repetition done, repetitions total).
+using ProgressFn = std::function<void(int, int)>;
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  // Runs req on the kernel. Never leaves a loop device, mount, cgroup or file
+  // behind, whatever the outcome.
+  virtual Status run(const Request& req, Result* out, const ProgressFn& progress) = 0;
+};
+
+// The probe on this machine's kernel. Requires root, loop devices and mkfs.
+std::unique_ptr<Probe> make_live_probe();
+
+// Checks what a live probe needs (root, /dev/loop-control, mkfs.<fs>,
+// cgroup memory controller when a limit is asked for) and names what is missing.
+Status check_live_prerequisites(const Request& req);
+
+// Removes what an earlier, killed run left under workspace_root: unmounts,
+// detaches loop devices backed by files there, removes its cgroups and files.
+Status cleanup_stale(const std::string& workspace_root);
+
+// A probe that returns the given counters for every repetition (tests).
+std::unique_ptr<Probe> make_fake_probe(Counters canned);
+
+// Median, min and max of one counter over the repetitions.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+Spread spread(const std::vector<Counters>& runs, const std::string& key);
+
+}  // namespace faultline::probe
