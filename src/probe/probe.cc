@@ -1,0 +1,159 @@
+// probe.cc — the parts of the probe that need no kernel: names, request
+// checks, the fake probe and the spread of a counter over repetitions.
+#include "probe/probe.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "probe/cgroup.h"
+#include "probe/sys.h"
+
+namespace faultline::probe {
+
+const char* to_string(FsType fs) {
+  switch (fs) {
+    case FsType::kExt4: return "ext4";
+    case FsType::kXfs: return "xfs";
+    case FsType::kTmpfs: return "tmpfs";
+  }
+  return "unknown";
+}
+
+const char* to_string(Advice advice) {
+  switch (advice) {
+    case Advice::kNormal: return "normal";
+    case Advice::kRandom: return "random";
+    case Advice::kSequential: return "sequential";
+    case Advice::kWillneed: return "willneed";
+  }
+  return "unknown";
+}
+
+const char* to_string(CacheState cache) {
+  switch (cache) {
+    case CacheState::kCold: return "cold";
+    case CacheState::kWarmRead: return "warm-read";
+    case CacheState::kWarmWrite: return "warm-write";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// What can be said about a request without looking at the machine.
+Status check_request(const Request& req) {
+  if (req.file_bytes == 0) return Status::InvalidArgument("probe request: file_bytes must be > 0");
+  if (req.pages.empty()) return Status::InvalidArgument("probe request: pages is empty");
+  if (req.repetitions < 1) {
+    return Status::InvalidArgument(
+        fmt::format("probe request: repetitions must be >= 1 (got {})", req.repetitions));
+  }
+  if (req.write_chunk_bytes == 0) {
+    return Status::InvalidArgument("probe request: write_chunk_bytes must be > 0");
+  }
+  if (req.warm_chunk_bytes == 0) {
+    return Status::InvalidArgument("probe request: warm_chunk_bytes must be > 0");
+  }
+  if (req.workspace_root.empty()) {
+    return Status::InvalidArgument("probe request: workspace_root is empty");
+  }
+  if (req.name.find('/') != std::string::npos || req.name == "." || req.name == "..") {
+    return Status::InvalidArgument(
+        fmt::format("probe request: name \"{}\" is used in file names and must not be a path",
+                    req.name));
+  }
+  const long ps = ::sysconf(_SC_PAGESIZE);
+  const uint64_t page_size = ps > 0 ? static_cast<uint64_t>(ps) : 4096;
+  const uint64_t file_pages = (req.file_bytes + page_size - 1) / page_size;
+  for (size_t i = 0; i < req.pages.size(); ++i) {
+    if (req.pages[i] >= file_pages) {
+      return Status::InvalidArgument(
+          fmt::format("probe request: pages[{}] = {} is beyond the file (file_bytes {} = {} pages)",
+                      i, req.pages[i], req.file_bytes, file_pages));
+    }
+  }
+  return Status::Ok();
+}
+
+class FakeProbe final : public Probe {
+ public:
+  explicit FakeProbe(Counters canned) : canned_(std::move(canned)) {}
+  Status run(const Request& req, Result* out, const ProgressFn& progress) override {
+    if (out == nullptr) return Status::InvalidArgument("probe: out is null");
+    *out = Result{};
+    if (req.repetitions < 1) {
+      return Status::InvalidArgument(
+          fmt::format("probe request: repetitions must be >= 1 (got {})", req.repetitions));
+    }
+    out->host.kernel_release = "fake";
+    out->host.lru_gen = "fake";
+    out->host.thp_enabled = "fake";
+    for (int k = 0; k < req.repetitions; ++k) {
+      out->runs.push_back(canned_);
+      if (progress) progress(k + 1, req.repetitions);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Counters canned_;
+};
+
+}  // namespace
+
+Status check_live_prerequisites(const Request& req) {
+  // The request first: its errors are the caller's, whatever the machine.
+  FAULTLINE_RETURN_IF_ERROR(check_request(req));
+  if (::geteuid() != 0) {
+    return Status::Permission(
+        "probe needs root: it creates loop devices, mounts file systems, writes "
+        "/sys/block/*/queue/read_ahead_kb and memory cgroups (run with sudo)");
+  }
+  if (req.fs != FsType::kTmpfs) {
+    struct stat st {};
+    if (::stat("/dev/loop-control", &st) != 0) {
+      return Status::Unavailable(
+          "probe needs loop devices: /dev/loop-control is missing (modprobe loop)");
+    }
+    if (sys::find_program("losetup").empty()) {
+      return Status::Unavailable("probe needs losetup: not found in PATH or /sbin, /usr/sbin");
+    }
+    const char* mkfs = req.fs == FsType::kExt4 ? "mkfs.ext4" : "mkfs.xfs";
+    if (sys::find_program(mkfs).empty()) {
+      return Status::Unavailable(
+          fmt::format("probe needs {}: not found in PATH or /sbin, /usr/sbin", mkfs));
+    }
+  }
+  if (req.memory_limit_bytes > 0 && cg::find_memory_controller().version == 0) {
+    return Status::Unavailable(
+        "memory limit asked but no memory cgroup controller: neither a cgroup v1 \"memory\" "
+        "hierarchy nor cgroup2 with \"memory\" in cgroup.controllers is mounted");
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<Probe> make_fake_probe(Counters canned) {
+  return std::make_unique<FakeProbe>(std::move(canned));
+}
+
+Spread spread(const std::vector<Counters>& runs, const std::string& key) {
+  std::vector<double> values;
+  for (const auto& run : runs) {
+    auto it = run.find(key);
+    if (it != run.end()) values.push_back(it->second);
+  }
+  Spread s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  s.min = values.front();
+  s.max = values.back();
+  s.median = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return s;
+}
+
+}  // namespace faultline::probe

@@ -9,6 +9,8 @@
 
 namespace faultline {
 
+__extension__ typedef unsigned __int128 uint128_t;
+
 inline uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -36,12 +38,12 @@ class Rng {
   }
   // Uniform in [0, bound) without modulo bias (Lemire's method).
   uint64_t below(uint64_t bound) {
-    unsigned __int128 m = static_cast<unsigned __int128>(next()) * bound;
+    uint128_t m = static_cast<uint128_t>(next()) * bound;
     auto lo = static_cast<uint64_t>(m);
     if (lo < bound) {
       const uint64_t threshold = (0 - bound) % bound;
       while (lo < threshold) {
-        m = static_cast<unsigned __int128>(next()) * bound;
+        m = static_cast<uint128_t>(next()) * bound;
         lo = static_cast<uint64_t>(m);
       }
     }

@@ -1,0 +1,134 @@
+// cmd_run.cc — `faultline run` and `faultline keys`.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "faultline/scenario.h"
+#include "faultline/simulator.h"
+#include "report/report.h"
+
+namespace faultline::cli {
+namespace {
+
+int g_exit_code = 0;
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string format = "table";
+  std::string output;
+  std::string only;
+  std::string trace_dir;
+  int jobs = 0;
+  bool quiet = false;
+};
+
+void do_run(const RunArgs& a) {
+  Result<Scenario> sc = a.scenario.empty() ? Result<Scenario>(default_scenario())
+                                           : load_scenario(a.scenario);
+  if (!sc.ok()) return fail(sc.status());
+  auto plan = plan_runs(*sc, a.sets);
+  if (!plan.ok()) return fail(plan.status());
+  if (!a.only.empty()) {
+    std::vector<PlannedRun> kept;
+    for (auto& r : *plan) {
+      if (r.case_name + "/" + r.variant == a.only || r.case_name == a.only || r.variant == a.only) {
+        kept.push_back(std::move(r));
+      }
+    }
+    if (kept.empty()) return fail(Status::InvalidArgument("--only: no run named '" + a.only + "'"));
+    *plan = std::move(kept);
+  }
+  if (!a.trace_dir.empty()) {
+    ::mkdir(a.trace_dir.c_str(), 0755);
+    struct stat st {};
+    if (::stat(a.trace_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return fail(Status::InvalidArgument("--trace-dir: cannot create '" + a.trace_dir + "'"));
+    }
+  }
+  SimOptions opts;
+  opts.jobs = a.jobs;
+  opts.progress = !a.quiet;
+  opts.trace_dir = a.trace_dir;
+  auto runs = simulate(*plan, opts);
+  if (!runs.ok()) return fail(runs.status());
+  const report::Meta meta{sc->name, sc->description, sc->source, kVersion};
+  std::string text;
+  if (a.format == "json") {
+    text = report::format_json(meta, *runs);
+  } else if (a.format == "csv") {
+    text = report::format_csv(*runs);
+  } else {
+    text = report::format_table(meta, *runs);
+  }
+  Status st = write_output(a.output, text);
+  if (!st.ok()) return fail(st);
+}
+
+}  // namespace
+
+int exit_code() { return g_exit_code; }
+void set_exit_code(int rc) { g_exit_code = rc; }
+
+void fail(const Status& st) {
+  std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
+  g_exit_code = st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound
+                    ? 2
+                    : 1;
+}
+
+Status write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return Status::Ok();
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return Status::IoError(path + ": cannot write");
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IoError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IoError(path + ": cannot rename into place");
+  }
+  return Status::Ok();
+}
+
+void add_run_command(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand(
+      "run", "run a scenario on the model (no scenario: the seed 1 matrix, 20 GiB in 8 GiB)");
+  run->add_option("scenario", a->scenario, "scenario file (TOML)");
+  run->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario")
+      ->allow_extra_args(false);
+  run->add_option("--format", a->format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  run->add_option("-o,--output", a->output, "write the report to this file (atomically)");
+  run->add_option("--only", a->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
+  run->add_option("--trace-dir", a->trace_dir, "write the model's tracepoints of each run here");
+  run->add_option("-j,--jobs", a->jobs, "runs in parallel (default: one per core)");
+  run->add_flag("-q,--quiet", a->quiet, "no progress line");
+  run->callback([a] { do_run(*a); });
+}
+
+void add_keys_command(CLI::App& app) {
+  CLI::App* keys = app.add_subcommand("keys", "list every scenario key with its default");
+  keys->callback([] {
+    for (const KeyDoc& d : key_docs()) {
+      std::printf("%-34s %-10s %-22s %s\n", d.key.c_str(), d.type.size() > 10 ? "choice" : d.type.c_str(),
+                  d.default_value.c_str(), d.doc.c_str());
+    }
+  });
+}
+
+}  // namespace faultline::cli

@@ -1,0 +1,240 @@
+#include "faultline/scenario.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "util/check.h"
+
+namespace faultline {
+namespace {
+
+const std::set<std::string>& config_sections() {
+  static const std::set<std::string> k = {"machine", "device", "file", "mapping", "access",
+                                          "kernel"};
+  return k;
+}
+
+// The text form of a scalar TOML value, as it would be written after --set.
+Result<std::string> scalar_text(const toml::node& n, const std::string& where) {
+  if (auto v = n.value<std::string>(); n.is_string()) return *v;
+  if (n.is_boolean()) return std::string(*n.value<bool>() ? "true" : "false");
+  if (n.is_integer()) {
+    const int64_t x = *n.value<int64_t>();
+    if (x < 0) return Status::InvalidArgument(where + ": must not be negative");
+    return std::to_string(x);
+  }
+  if (n.is_floating_point()) {
+    std::ostringstream os;
+    os.precision(17);
+    os << *n.value<double>();
+    return os.str();
+  }
+  return Status::InvalidArgument(where + ": expected a string, number or boolean");
+}
+
+Result<std::vector<NamedOverrides>> parse_named(const toml::node& n, const std::string& what,
+                                                const std::string& src) {
+  std::vector<NamedOverrides> out;
+  const toml::array* arr = n.as_array();
+  if (!arr) return Status::InvalidArgument(src + ": '" + what + "' must be an array of tables ([[" + what + "]])");
+  std::set<std::string> names;
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (!t) return Status::InvalidArgument(src + ": each [[" + what + "]] must be a table");
+    NamedOverrides o;
+    for (const auto& [k, v] : *t) {
+      const std::string key(k.str());
+      if (key == "name") {
+        if (!v.is_string()) return Status::InvalidArgument(src + ": " + what + ".name must be a string");
+        o.name = *v.value<std::string>();
+      } else if (key == "set") {
+        const toml::array* s = v.as_array();
+        if (!s) return Status::InvalidArgument(src + ": " + what + ".set must be an array of \"KEY=VALUE\"");
+        for (const toml::node& e : *s) {
+          if (!e.is_string()) return Status::InvalidArgument(src + ": " + what + ".set entries must be strings");
+          o.set.push_back(*e.value<std::string>());
+        }
+      } else {
+        return Status::InvalidArgument(src + ": unknown key '" + key + "' in [[" + what + "]]");
+      }
+    }
+    if (o.name.empty()) return Status::InvalidArgument(src + ": a [[" + what + "]] has no name");
+    if (!names.insert(o.name).second) {
+      return Status::InvalidArgument(src + ": duplicate " + what + " name '" + o.name + "'");
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Status parse_expect(const toml::node& n, const std::string& src, Scenario* sc) {
+  const toml::array* arr = n.as_array();
+  if (!arr) return Status::InvalidArgument(src + ": 'expect' must be an array of tables ([[expect]])");
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (!t) return Status::InvalidArgument(src + ": each [[expect]] must be a table");
+    Expectation e;
+    for (const auto& [k, v] : *t) {
+      const std::string key(k.str());
+      auto num = [&](std::optional<double>* out) -> Status {
+        if (!v.is_number()) return Status::InvalidArgument(src + ": expect." + key + " must be a number");
+        *out = *v.value<double>();
+        return Status::Ok();
+      };
+      if (key == "case") {
+        e.case_name = v.value_or<std::string>("");
+      } else if (key == "variant") {
+        e.variant = v.value_or<std::string>("");
+      } else if (key == "counter") {
+        e.counter = v.value_or<std::string>("");
+      } else if (key == "eq") {
+        FAULTLINE_RETURN_IF_ERROR(num(&e.eq));
+      } else if (key == "min") {
+        FAULTLINE_RETURN_IF_ERROR(num(&e.min));
+      } else if (key == "max") {
+        FAULTLINE_RETURN_IF_ERROR(num(&e.max));
+      } else {
+        return Status::InvalidArgument(src + ": unknown key '" + key + "' in [[expect]]");
+      }
+    }
+    if (e.counter.empty()) return Status::InvalidArgument(src + ": an [[expect]] has no counter");
+    if (!e.eq && !e.min && !e.max) {
+      return Status::InvalidArgument(src + ": [[expect]] for " + e.counter + " has no eq, min or max");
+    }
+    sc->expectations.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+Status parse_probe(const toml::table& t, const std::string& src, ProbeSettings* p) {
+  for (const auto& [k, v] : t) {
+    const std::string key(k.str());
+    if (key == "repetitions") {
+      if (!v.is_integer() || *v.value<int64_t>() < 1 || *v.value<int64_t>() > 100) {
+        return Status::InvalidArgument(src + ": probe.repetitions must be an integer in 1..100");
+      }
+      p->repetitions = static_cast<int>(*v.value<int64_t>());
+    } else if (key == "trace") {
+      if (!v.is_boolean()) return Status::InvalidArgument(src + ": probe.trace must be true or false");
+      p->trace_events = *v.value<bool>();
+    } else if (key == "tolerance") {
+      const toml::table* tt = v.as_table();
+      if (!tt) return Status::InvalidArgument(src + ": probe.tolerance must be a table");
+      for (const auto& [ck, cv] : *tt) {
+        if (!cv.is_number()) return Status::InvalidArgument(src + ": probe.tolerance." + std::string(ck.str()) + " must be a number");
+        bool replaced = false;
+        for (auto& [name, tol] : p->tolerance) {
+          if (name == ck.str()) {
+            tol = *cv.value<double>();
+            replaced = true;
+          }
+        }
+        if (!replaced) p->tolerance.emplace_back(std::string(ck.str()), *cv.value<double>());
+      }
+    } else {
+      return Status::InvalidArgument(src + ": unknown key 'probe." + key + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Scenario> parse_scenario(const std::string& text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << source << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": malformed TOML: " << e.description();
+    return Status::InvalidArgument(os.str());
+  }
+  Scenario sc;
+  sc.source = source;
+  for (const auto& [k, v] : root) {
+    const std::string key(k.str());
+    if (key == "name" || key == "description") {
+      if (!v.is_string()) return Status::InvalidArgument(source + ": '" + key + "' must be a string");
+      (key == "name" ? sc.name : sc.description) = *v.value<std::string>();
+    } else if (config_sections().count(key)) {
+      const toml::table* t = v.as_table();
+      if (!t) return Status::InvalidArgument(source + ": '" + key + "' must be a table ([" + key + "])");
+      for (const auto& [fk, fv] : *t) {
+        const std::string full = key + "." + std::string(fk.str());
+        auto text_value = scalar_text(fv, source + ": " + full);
+        if (!text_value.ok()) return text_value.status();
+        Status st = set_key(sc.base, full, *text_value);
+        if (!st.ok()) return Status::InvalidArgument(source + ": " + st.message());
+      }
+    } else if (key == "case") {
+      auto r = parse_named(v, "case", source);
+      if (!r.ok()) return r.status();
+      sc.cases = std::move(*r);
+    } else if (key == "variant") {
+      auto r = parse_named(v, "variant", source);
+      if (!r.ok()) return r.status();
+      sc.variants = std::move(*r);
+    } else if (key == "probe") {
+      const toml::table* t = v.as_table();
+      if (!t) return Status::InvalidArgument(source + ": 'probe' must be a table");
+      FAULTLINE_RETURN_IF_ERROR(parse_probe(*t, source, &sc.probe));
+    } else if (key == "expect") {
+      FAULTLINE_RETURN_IF_ERROR(parse_expect(v, source, &sc));
+    } else {
+      return Status::InvalidArgument(source + ": unknown key '" + key + "'");
+    }
+  }
+  if (sc.name.empty()) {
+    const size_t slash = source.find_last_of('/');
+    std::string base = slash == std::string::npos ? source : source.substr(slash + 1);
+    if (base.size() > 5 && base.substr(base.size() - 5) == ".toml") base.resize(base.size() - 5);
+    sc.name = base;
+  }
+  return sc;
+}
+
+Result<Scenario> load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot open scenario file");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return parse_scenario(os.str(), path);
+}
+
+Scenario default_scenario() {
+  auto r = parse_scenario(kDefaultScenarioToml, "<built-in>");
+  FAULTLINE_CHECK(r.ok());
+  return *r;
+}
+
+Result<std::vector<PlannedRun>> plan_runs(const Scenario& sc,
+                                          const std::vector<std::string>& overrides) {
+  std::vector<NamedOverrides> cases = sc.cases;
+  std::vector<NamedOverrides> variants = sc.variants;
+  if (cases.empty()) cases.push_back({"default", {}});
+  if (variants.empty()) variants.push_back({"default", {}});
+  std::vector<PlannedRun> out;
+  for (const NamedOverrides& c : cases) {
+    for (const NamedOverrides& v : variants) {
+      PlannedRun run{c.name, v.name, sc.base};
+      auto ctx = [&](const Status& st, const std::string& where) {
+        return Status::InvalidArgument(sc.source + ": " + where + ": " + st.message());
+      };
+      Status st = apply_assignments(run.cfg, c.set);
+      if (!st.ok()) return ctx(st, "case '" + c.name + "'");
+      st = apply_assignments(run.cfg, v.set);
+      if (!st.ok()) return ctx(st, "variant '" + v.name + "'");
+      st = apply_assignments(run.cfg, overrides);
+      if (!st.ok()) return Status::InvalidArgument("--set: " + st.message());
+      st = validate(run.cfg);
+      if (!st.ok()) return ctx(st, "case '" + c.name + "', variant '" + v.name + "'");
+      out.push_back(std::move(run));
+    }
+  }
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,154 @@
+// serial_engine.cc — the deterministic, single-threaded engine.
+//
+// Builds the modelled machine from a Config, prepares the file's page cache
+// as the probe prepares the real one (cold, or warmed by read(2) or by the
+// write(2) that created it), maps it, applies the madvise hint, then replays
+// the access stream. Counters are the deltas over madvise + accesses.
+#include <array>
+
+#include "engine/engine.h"
+#include "core/profile_resolve.h"
+#include "mm/filemap.h"
+#include "mm/madvise.h"
+#include "mm/memory.h"
+#include "mm/shmem.h"
+#include "workload/generator.h"
+
+namespace faultline::engine {
+namespace {
+
+unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {
+  if (cfg.file.large_folios == "off") return 0;
+  if (cfg.file.fs == "tmpfs") return cfg.file.tmpfs_huge_order;
+  if (cfg.file.large_folios == "on") return mm::kMaxPagecacheOrder;
+  if (cfg.file.fs == "xfs") return mm::kMaxPagecacheOrder;
+  return prof.ext4_large_folios ? mm::kMaxPagecacheOrder : 0;
+}
+
+class SerialEngine final : public Engine {
+ public:
+  Result<RunResult> run(const Config& cfg, mm::Tracer* tracer,
+                        const RunProgress& progress) override;
+};
+
+Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
+                                    const RunProgress& progress) {
+  const mm::KernelProfile prof = resolve_profile(cfg.kernel);
+  mm::BackingDev bdi;
+  bdi.ra_pages = cfg.device.read_ahead_kb / 4;
+  bdi.io_pages = cfg.device.max_sectors_kb / 4;
+  bdi.bandwidth_bytes_per_s = static_cast<double>(cfg.device.bandwidth);
+  bdi.latency_ns = cfg.device.latency_us * 1e3;
+  mm::Kernel k(prof, cache_capacity_pages(cfg), bdi, mm::CpuCosts{});
+
+  const bool tmpfs = cfg.file.fs == "tmpfs";
+  mm::AddressSpace* as = k.new_address_space(cfg.file.size, tmpfs, file_max_order(cfg, prof));
+  mm::File* file = k.open(as);
+
+  // The file's page cache before the run.
+  if (tmpfs) {
+    // A tmpfs file is its pages: writing it creates them.
+    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
+      mm::shmem_write(k, *file, pos, cfg.file.write_chunk, cfg.file.tmpfs_huge_order);
+    }
+  } else if (cfg.file.cache == "warm-write") {
+    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
+      mm::filemap_write(k, *file, pos, cfg.file.write_chunk);
+    }
+    mm::filemap_fsync(k, *as);
+  } else if (cfg.file.cache == "warm-read") {
+    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.warm_chunk) {
+      mm::filemap_read(k, *file, pos, cfg.file.warm_chunk);
+    }
+  }
+
+  mm::Mm mm;
+  const uint64_t map_len = cfg.mapping.length ? cfg.mapping.length : cfg.file.size - cfg.mapping.offset;
+  const uint64_t map_pages = (map_len + mm::kPageSize - 1) >> mm::kPageShift;
+  mm::vm_flags_t flags = mm::VM_READ;
+  if (cfg.access.op == "write") flags |= mm::VM_WRITE;
+  if (cfg.mapping.shared) flags |= mm::VM_SHARED;
+  mm::Vma* vma = k.mmap(&mm, file, cfg.mapping.offset >> mm::kPageShift, map_pages, flags,
+                        cfg.mapping.align_offset);
+
+  const mm::VmStat before = k.vmstat();
+  const double t0 = k.now_ns();
+  mm::Madvise advice;
+  mm::parse_madvise(cfg.mapping.madvise, &advice);
+  mm::do_madvise(k, *vma, 0, map_pages, advice);
+
+  workload::AccessSpec spec;
+  spec.pattern = cfg.access.pattern;
+  spec.pages = map_pages;
+  spec.count = cfg.access.count
+                   ? cfg.access.count
+                   : static_cast<uint64_t>(cfg.access.fraction * static_cast<double>(map_pages));
+  if (spec.count == 0) spec.count = 1;
+  spec.stride = cfg.access.stride;
+  spec.start = cfg.access.start;
+  spec.seed = cfg.access.seed;
+  auto gen = workload::make_generator(spec);
+  if (!gen.ok()) return gen.status();
+
+  k.set_tracer(tracer);
+  const bool write = cfg.access.op == "write";
+  std::array<uint64_t, 4096> buf;
+  uint64_t done = 0;
+  while (const size_t n = (*gen)->next(buf)) {
+    for (size_t i = 0; i < n; ++i) {
+      k.set_access_seq(done + i);
+      mm::handle_access(k, *vma, buf[i], write);
+    }
+    done += n;
+    if (progress) progress(done, spec.count);
+  }
+  k.set_tracer(nullptr);
+
+  RunResult r;
+  r.config = effective_keys(cfg);
+  const mm::VmStat& after = k.vmstat();
+  auto delta = [&](mm::VmEvent e) { return static_cast<double>(after[e] - before[e]); };
+  auto add = [&](const char* name, double v) { r.counters.push_back({name, v}); };
+  using E = mm::VmEvent;
+  add("pgpgin", delta(E::pgpgin));
+  add("pgpgout", delta(E::pgpgout));
+  add("pgfault", delta(E::pgfault));
+  add("pgmajfault", delta(E::pgmajfault));
+  add("minflt", static_cast<double>(mm.min_flt));
+  add("majflt", static_cast<double>(mm.maj_flt));
+  add("workingset_refault_file", delta(E::workingset_refault_file));
+  add("workingset_activate_file", delta(E::workingset_activate_file));
+  add("workingset_restore_file", delta(E::workingset_restore_file));
+  add("pgactivate", delta(E::pgactivate));
+  add("pgdeactivate", delta(E::pgdeactivate));
+  add("pgscan_file", delta(E::pgscan_file));
+  add("pgsteal_file", delta(E::pgsteal_file));
+  add("vma_lock_success", delta(E::vma_lock_success));
+  add("vma_lock_retry", delta(E::vma_lock_retry));
+  add("thp_file_mapped", delta(E::thp_file_mapped));
+  add("rss_file_kb", static_cast<double>(mm.rss[mm::MM_FILEPAGES] * 4));
+  add("rss_shmem_kb", static_cast<double>(mm.rss[mm::MM_SHMEMPAGES] * 4));
+  add("rss_anon_kb", static_cast<double>(mm.rss[mm::MM_ANONPAGES] * 4));
+  add("elapsed_s", (k.now_ns() - t0) / 1e9);
+  for (size_t i = 0; i < mm::kNrVmEvents; ++i) {
+    const auto e = static_cast<E>(i);
+    const std::string_view name = mm::vm_event_name(e);
+    if (name.substr(0, 6) != "model.") continue;
+    if (e == E::mmap_miss_max) {
+      add("model.mmap_miss_max", static_cast<double>(after[e]));
+      continue;
+    }
+    r.counters.push_back({std::string(name), delta(e)});
+  }
+  add("model.mmap_miss_final", file->f_ra.mmap_miss);
+  add("model.rss_updates", static_cast<double>(mm.rss_updates));
+  add("model.cache_capacity_pages", static_cast<double>(k.capacity_pages()));
+  add("model.page_cache_pages", static_cast<double>(as->nr_cached_pages()));
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> make_serial_engine() { return std::make_unique<SerialEngine>(); }
+
+}  // namespace faultline::engine

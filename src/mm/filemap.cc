@@ -1,0 +1,399 @@
+#include "mm/filemap.h"
+
+#include <algorithm>
+
+#include "mm/readahead.h"
+#include "mm/vmscan.h"
+
+namespace faultline::mm {
+namespace {
+
+// maybe_unlock_mmap_for_io(): the fault lock may be dropped only on the first
+// try of a fault that is allowed to retry. Returns true if it was dropped
+// (the kernel returns the pinned file).
+bool maybe_unlock_mmap_for_io(const VmFault& vmf) {
+  const fault_flags_t f = vmf.flags;
+  return (f & FAULT_FLAG_ALLOW_RETRY) && !(f & FAULT_FLAG_TRIED) &&
+         !(f & FAULT_FLAG_RETRY_NOWAIT);
+}
+
+void mmap_miss_set(Kernel& k, FileRaState& ra, uint32_t value, const AddressSpace& as) {
+  if (value == ra.mmap_miss) return;
+  ra.mmap_miss = static_cast<uint16_t>(value);
+  uint64_t& max = k.vmstat()[VmEvent::mmap_miss_max];
+  if (value > max) max = value;
+  k.trace({.kind = TraceKind::kMmapMiss, .ino = as.ino(), .mmap_miss = value});
+}
+
+void mmap_miss_credit(Kernel& k, FileRaState& ra, uint32_t credit, const AddressSpace& as) {
+  if (credit == 0) return;
+  const uint32_t before = ra.mmap_miss;
+  const uint32_t after = credit >= before ? 0 : before - credit;
+  k.vmstat().inc(VmEvent::mmap_miss_credit, before - after);
+  mmap_miss_set(k, ra, after, as);
+}
+
+// do_async_mmap_readahead(): a cached folio was found by ->fault. Credits
+// one hit, and starts the next window if the folio carries the marker.
+// Returns true if the fault lock was dropped.
+bool do_async_mmap_readahead(Kernel& k, VmFault& vmf, pgoff_t head) {
+  File* file = vmf.vma->vm_file;
+  FileRaState& ra = file->f_ra;
+  AddressSpace& as = *file->mapping;
+  // If we don't want any read-ahead, don't bother.
+  if ((vmf.vma->vm_flags & VM_RAND_READ) || ra.ra_pages == 0) return false;
+  // Folios are never locked here: I/O completes when it is submitted, so the
+  // 6.19 "unlocked only" condition and the 6.1x unconditional credit agree.
+  if (ra.mmap_miss > 0) mmap_miss_credit(k, ra, 1, as);
+  if (as.test(head, kPgReadahead)) {
+    const bool dropped = maybe_unlock_mmap_for_io(vmf);
+    ReadaheadControl rac{file, &as, &ra, vmf.pgoff};
+    page_cache_async_ra(k, rac, head, ra.ra_pages);
+    return dropped;
+  }
+  return false;
+}
+
+// do_sync_mmap_readahead(): a page-cache miss in ->fault. Returns true if
+// the fault lock was dropped for the I/O.
+bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
+  File* file = vmf.vma->vm_file;
+  FileRaState& ra = file->f_ra;
+  AddressSpace& as = *file->mapping;
+  const vm_flags_t vm_flags = vmf.vma->vm_flags;
+  ReadaheadControl rac{file, &as, &ra, vmf.pgoff, /*sync=*/true};
+  const bool thp = (vm_flags & VM_HUGEPAGE) && as.large_folio_support() &&
+                   as.max_order() >= kHpagePmdOrder;
+  bool dropped = false;
+  if (!thp) {
+    // If we don't want any read-ahead, don't bother.
+    if ((vm_flags & VM_RAND_READ) && !(vm_flags & VM_EXEC)) return false;
+    if (ra.ra_pages == 0) return false;
+    if (vm_flags & VM_SEQ_READ) {
+      dropped = maybe_unlock_mmap_for_io(vmf);
+      page_cache_sync_ra(k, rac, ra.ra_pages);
+      return dropped;
+    }
+  }
+  if (!(vm_flags & VM_SEQ_READ)) {
+    // Avoid banging the cache line if not needed.
+    uint32_t mmap_miss = ra.mmap_miss;
+    if (mmap_miss < kMmapLotsamiss * 10) mmap_miss_set(k, ra, ++mmap_miss, as);
+    // Do we miss much more than hit in this file? If so, stop bothering
+    // with read-ahead. It will only hurt.
+    if (mmap_miss > kMmapLotsamiss) {
+      k.vmstat().inc(VmEvent::ra_skipped_mmap_miss);
+      return false;
+    }
+  }
+  if (thp) {
+    dropped = maybe_unlock_mmap_for_io(vmf);
+    rac.index = round_down(vmf.pgoff, kHpagePmdNr);
+    ra.size = kHpagePmdNr;
+    // Fetch two PMD folios, so we get the chance to actually readahead,
+    // unless we've been told not to.
+    if (!(vm_flags & VM_RAND_READ)) ra.size *= 2;
+    ra.async_size = kHpagePmdNr;
+    ra.order = kHpagePmdOrder;
+    k.vmstat().inc(VmEvent::ra_readaround);
+    page_cache_ra_order(k, rac, ra);
+    return dropped;
+  }
+  if (vm_flags & VM_EXEC) {
+    // exec_folio_order() is 0 on x86: a forward window with no marker.
+    const pgoff_t start = std::max<pgoff_t>(vmf.pgoff, vmf.vma->vm_pgoff);
+    const pgoff_t end = std::min<pgoff_t>(start + ra.ra_pages,
+                                          vmf.vma->vm_pgoff + vmf.vma->nr_pages());
+    ra.start = start;
+    ra.size = static_cast<uint32_t>(end - start);
+    ra.async_size = 0;
+    ra.order = 0;
+  } else {
+    // mmap read-around
+    ra.start = vmf.pgoff > ra.ra_pages / 2 ? vmf.pgoff - ra.ra_pages / 2 : 0;
+    ra.size = ra.ra_pages;
+    ra.async_size = ra.ra_pages / 4;
+    ra.order = 0;
+  }
+  dropped = maybe_unlock_mmap_for_io(vmf);
+  rac.index = ra.start;
+  k.vmstat().inc(VmEvent::ra_readaround);
+  page_cache_ra_order(k, rac, ra);
+  return dropped;
+}
+
+// next_uptodate_folio(): the next folio in [index, end] that fault-around
+// may map: present, uptodate, not carrying the readahead marker, inside EOF.
+// Returns the first index of it that lies at or after `index`.
+pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) {
+  const pgoff_t max_idx = as.nr_pages();
+  while (index <= end && index < max_idx) {
+    if (!as.present(index)) {
+      ++index;
+      continue;
+    }
+    const pgoff_t head = as.head(index);
+    const uint16_t f = as.folio_flags(head);
+    if ((f & kPgUptodate) && !(f & kPgReadahead)) return index;
+    index = head + as.folio_nr_pages(head);
+  }
+  return kNoIndex;
+}
+
+bool pmd_none(const Vma& vma, uint64_t vpage) {
+  const uint64_t slot = vma.pmd_slot(vpage);
+  return !vma.pte_table[slot] && !vma.pmd_mapped[slot];
+}
+
+// do_set_pmd(): maps a PMD-order folio with one PMD entry. The folio's head
+// must be the page asked for and its 2 MiB must be PMD-aligned inside the VMA.
+bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head, pgoff_t page) {
+  Vma& vma = *vmf.vma;
+  AddressSpace& as = *vma.vm_file->mapping;
+  if (!k.profile().file_pmd_mapping || as.order(head) != kHpagePmdOrder || page != head) {
+    return false;
+  }
+  if (head < vma.vm_pgoff) return false;
+  const uint64_t vpage = head - vma.vm_pgoff;
+  if ((vma.vm_start + vpage) % kHpagePmdNr != 0 || vpage + kHpagePmdNr > vma.nr_pages()) {
+    return false;  // thp_vma_suitable_order()
+  }
+  if (head + kHpagePmdNr > as.nr_pages()) return false;
+  for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
+    vma.ptes[vpage + i] = static_cast<uint8_t>(kPtePresent | kPteYoung);
+  }
+  vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
+  vma.vm_mm->add_mm_counter(as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES, kHpagePmdNr);
+  k.vmstat().inc(VmEvent::thp_file_mapped);
+  k.cpu_work(k.cpu().map_page_ns * 8);
+  return true;
+}
+
+}  // namespace
+
+vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff_t end_pgoff) {
+  Vma& vma = *vmf.vma;
+  File& file = *vma.vm_file;
+  AddressSpace& as = *file.mapping;
+  const KernelProfile& prof = k.profile();
+  const pgoff_t file_end = as.nr_pages() - 1;
+  end_pgoff = std::min(end_pgoff, file_end);
+  k.vmstat().inc(VmEvent::fault_around_calls);
+  k.trace({.kind = TraceKind::kFilemapMapPages, .ino = as.ino(), .index = start_pgoff,
+           .end = end_pgoff});
+  vm_fault_t ret = 0;
+  uint32_t local_miss = 0;   // baseline credit: pages found mappable
+  uint32_t p1_credit = 0;    // P1 credit: the faulting address was mapped
+  uint64_t rss = 0;
+  const MmCounter counter = as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES;
+  pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
+  if (idx != kNoIndex) {
+    const pgoff_t first_head = as.head(idx);
+    const bool inside_eof = first_head + as.folio_nr_pages(first_head) - 1 <= file_end;
+    if ((inside_eof || as.shmem()) && pmd_none(vma, vmf.vpage) &&
+        as.order(first_head) == kHpagePmdOrder &&
+        do_set_pmd(k, vmf, first_head, start_pgoff)) {
+      ret = VM_FAULT_NOPAGE;
+      idx = kNoIndex;  // filemap_map_pmd() mapped it all
+    }
+  }
+  while (idx != kNoIndex) {
+    const pgoff_t head = as.head(idx);
+    const uint64_t nr = as.folio_nr_pages(head);
+    const bool workingset = as.test(head, kPgWorkingset);
+    // The part of the folio inside the window...
+    pgoff_t first = idx;
+    pgoff_t last = std::min<pgoff_t>(head + nr - 1, end_pgoff);
+    // ...or the whole folio when it fits the VMA, one page table and EOF
+    // (filemap_map_folio_range, 6.18+).
+    if (nr > 1 && prof.map_pages_whole_folio && head >= vma.vm_pgoff &&
+        head + nr <= vma.vm_pgoff + vma.nr_pages() && (head + nr - 1 <= file_end || as.shmem())) {
+      const uint64_t vstart = vma.vm_start + (head - vma.vm_pgoff);
+      if (vstart / kPtrsPerPte == (vstart + nr - 1) / kPtrsPerPte) {
+        first = head;
+        last = head + nr - 1;
+      }
+    }
+    vm_fault_t map_ret = 0;
+    uint64_t mapped_here = 0;
+    for (pgoff_t p = first; p <= last; ++p) {
+      // Counted before the PTE check: an already-mapped page is a "hit" too.
+      if (!(prof.map_pages_workingset_exclusion && workingset)) ++local_miss;
+      const uint64_t vpage = p - vma.vm_pgoff;
+      if (vma.ptes[vpage] & kPtePresent) continue;
+      mapped_here += set_pte_range(k, vmf, p, 1, /*writable=*/false);
+      if (p == vmf.pgoff) map_ret |= VM_FAULT_NOPAGE;
+    }
+    rss += mapped_here;
+    if (!prof.batched_rss && mapped_here) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(mapped_here));
+    ret |= map_ret;
+    if ((map_ret & VM_FAULT_NOPAGE) && !workingset) ++p1_credit;
+    idx = next_uptodate_folio(as, head + nr, end_pgoff);
+  }
+  if (prof.batched_rss && rss) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(rss));
+  k.vmstat().inc(VmEvent::fault_around_mapped, rss);
+  // The mmap_miss credit. P2: a FAULT_FLAG_TRIED attempt maps the page the
+  // previous attempt had to read; that is not a hit. P1: only the faulting
+  // address counts, once.
+  if (!(prof.mmap_miss_p2 && (vmf.flags & FAULT_FLAG_TRIED))) {
+    mmap_miss_credit(k, file.f_ra, prof.mmap_miss_p1 ? p1_credit : local_miss, as);
+  }
+  return ret;
+}
+
+vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
+  File& file = *vmf.vma->vm_file;
+  AddressSpace& as = *file.mapping;
+  const pgoff_t index = vmf.pgoff;
+  if (index >= as.nr_pages()) return VM_FAULT_SIGBUS;
+  k.trace({.kind = TraceKind::kFilemapFault, .ino = as.ino(), .index = index});
+  vm_fault_t ret = 0;
+  bool dropped = false;
+  if (as.present(index)) {
+    // We found the page, so try async readahead before waiting for the lock.
+    if (!(vmf.flags & FAULT_FLAG_TRIED)) dropped = do_async_mmap_readahead(k, vmf, as.head(index));
+  } else {
+    // No page in the page cache at all.
+    k.vmstat().inc(VmEvent::pgmajfault);
+    ret = VM_FAULT_MAJOR;
+    dropped = do_sync_mmap_readahead(k, vmf);
+    if (as.present(index)) {
+      // Readahead inserted the folio with its read in flight: the fault
+      // sleeps on the folio lock, having dropped the fault lock if it could
+      // (lock_folio_maybe_drop_mmap).
+      dropped = dropped || maybe_unlock_mmap_for_io(vmf);
+    } else {
+      // No readahead: create one folio of the mapping's minimum order and
+      // read it synchronously (page_not_uptodate).
+      filemap_add_folio(k, as, index, 0, 0);
+      as.clear(index, kPgUptodate);
+      dropped = dropped || maybe_unlock_mmap_for_io(vmf);
+      k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
+      k.vmstat().inc(VmEvent::read_bios);
+      k.vmstat().inc(VmEvent::single_folio_reads);
+      k.submit_read(1, /*sync=*/true);
+      as.set(index, kPgUptodate);
+    }
+  }
+  if (dropped) {
+    // The fault lock was dropped: the VMA may have changed, so the fault
+    // must be redone (out_retry).
+    return ret | VM_FAULT_RETRY;
+  }
+  if (!as.present(index)) return ret | VM_FAULT_RETRY;  // evicted under us: redo
+  vmf.folio = as.head(index);
+  return ret | VM_FAULT_LOCKED;
+}
+
+namespace {
+
+// filemap_get_read_batch(): the cached folios from index up to last_index,
+// stopping after a !uptodate or PG_readahead folio, at most a folio_batch
+// (31 folios).
+size_t filemap_get_read_batch(const AddressSpace& as, pgoff_t index, pgoff_t last_index,
+                              pgoff_t* heads) {
+  size_t n = 0;
+  while (index <= last_index && index < as.nr_pages() && n < 31 && as.present(index)) {
+    const pgoff_t head = as.head(index);
+    heads[n++] = head;
+    const uint16_t f = as.folio_flags(head);
+    if (!(f & kPgUptodate) || (f & kPgReadahead)) break;
+    index = head + as.folio_nr_pages(head);
+  }
+  return n;
+}
+
+}  // namespace
+
+void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
+  AddressSpace& as = *file.mapping;
+  FileRaState& ra = file.f_ra;
+  const uint64_t isize = as.i_size();
+  int64_t last_pos = ra.prev_pos;
+  pgoff_t heads[31];
+  while (count > 0 && pos < isize) {
+    // filemap_get_pages()
+    const pgoff_t index = pos >> kPageShift;
+    const pgoff_t last_index = (pos + count + kPageSize - 1) >> kPageShift;
+    size_t n = filemap_get_read_batch(as, index, last_index - 1, heads);
+    if (n == 0) {
+      ReadaheadControl rac{&file, &as, &ra, index, /*sync=*/true};
+      page_cache_sync_ra(k, rac, last_index - index);
+      n = filemap_get_read_batch(as, index, last_index - 1, heads);
+    }
+    if (n == 0) {
+      // filemap_create_folio(): read one min-order folio synchronously.
+      filemap_add_folio(k, as, index, 0, 0);
+      k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
+      k.vmstat().inc(VmEvent::read_bios);
+      k.submit_read(1, /*sync=*/true);
+      n = filemap_get_read_batch(as, index, last_index - 1, heads);
+      if (n == 0) return;  // evicted at once: the capacity is below one folio
+    }
+    const pgoff_t last_head = heads[n - 1];
+    if (as.test(last_head, kPgReadahead)) {
+      // filemap_readahead()
+      ReadaheadControl rac{&file, &as, &ra, last_head, /*sync=*/false};
+      page_cache_async_ra(k, rac, last_head, last_index - last_head);
+    }
+    // When a read accesses the same folio several times, only mark it as
+    // accessed the first time.
+    const bool same_folio =
+        last_pos > 0 && as.present((static_cast<uint64_t>(last_pos) - 1) >> kPageShift) &&
+        as.head((static_cast<uint64_t>(last_pos) - 1) >> kPageShift) == heads[0] &&
+        as.head(index) == heads[0];
+    if (!same_folio && as.present(heads[0])) folio_mark_accessed(k, as, heads[0]);
+    const uint64_t batch_end =
+        std::min<uint64_t>((heads[n - 1] + as.folio_nr_pages(heads[n - 1])) << kPageShift, isize);
+    const uint64_t copied = std::min<uint64_t>(count, batch_end - pos);
+    pos += copied;
+    count -= copied;
+    last_pos = static_cast<int64_t>(pos);
+  }
+  ra.prev_pos = last_pos;
+}
+
+void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
+  AddressSpace& as = *file.mapping;
+  const uint64_t chunk = kPageSize << as.max_order();  // mapping_max_folio_size()
+  while (count > 0) {
+    const uint64_t offset = pos & (chunk - 1);
+    uint64_t bytes = std::min(chunk - offset, count);
+    const pgoff_t index = pos >> kPageShift;
+    if (index >= as.nr_pages()) return;  // the model's files do not grow
+    if (!as.present(index)) {
+      // __filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(bytes))
+      unsigned order = ilog2(bytes) > kPageShift ? ilog2(bytes) - kPageShift : 0;
+      order = std::min(order, as.max_order());
+      if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
+      while (order > 0 && (index + (uint64_t{1} << order) > as.nr_pages() ||
+                           as.any_present(index, uint64_t{1} << order))) {
+        --order;
+      }
+      filemap_add_folio(k, as, index, order, kPgDirty);
+    }
+    const pgoff_t head = as.head(index);
+    as.set(head, kPgDirty);
+    const uint64_t folio_end = (head + as.folio_nr_pages(head)) << kPageShift;
+    bytes = std::min(bytes, folio_end - pos);
+    pos += bytes;
+    count -= bytes;
+  }
+}
+
+void filemap_fsync(Kernel& k, AddressSpace& as) {
+  for (pgoff_t i = 0; i < as.nr_pages();) {
+    if (!as.present(i)) {
+      ++i;
+      continue;
+    }
+    const pgoff_t head = as.head(i);
+    const uint64_t nr = as.folio_nr_pages(head);
+    if (as.test_and_clear(head, kPgDirty)) {
+      k.vmstat().inc(VmEvent::pgpgout, std::min<uint64_t>(nr, as.nr_pages() - head) * 4);
+    }
+    i = head + nr;
+  }
+}
+
+}  // namespace faultline::mm

@@ -1,0 +1,308 @@
+#include "mm/memory.h"
+
+#include <algorithm>
+
+#include "mm/filemap.h"
+#include "mm/shmem.h"
+#include "mm/vmscan.h"
+
+namespace faultline::mm {
+namespace {
+
+MmCounter mm_counter_file(const AddressSpace& as) {
+  return as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES;
+}
+
+// mm_account_fault(): completed attempts only; major if the attempt found
+// the page missing or the fault had been retried with FAULT_FLAG_TRIED.
+void mm_account_fault(Kernel& k, Mm& mm, fault_flags_t flags, vm_fault_t ret) {
+  if (ret & (VM_FAULT_RETRY | VM_FAULT_ERROR)) return;
+  k.vmstat().inc(VmEvent::pgfault);
+  const bool major = (ret & VM_FAULT_MAJOR) || (flags & FAULT_FLAG_TRIED);
+  if (major) {
+    ++mm.maj_flt;
+  } else {
+    ++mm.min_flt;
+  }
+}
+
+bool vma_has_map_pages(const Kernel& k, const Vma& vma) {
+  if (!vma.vm_file) return false;
+  return vma.shmem_ops ? k.profile().shmem_fault_around : true;
+}
+
+// do_fault_around(): the fault_around_pages-aligned block of virtual
+// addresses around the fault, clipped to the VMA and to one page table.
+vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
+  const Vma& vma = *vmf.vma;
+  const uint64_t nr_pages = k.fault_around_pages();
+  const uint64_t pte_off = (vma.vm_start + vmf.vpage) & (kPtrsPerPte - 1);
+  const uint64_t vma_off = vmf.vpage;
+  const uint64_t from_pte =
+      std::max(round_down(pte_off, nr_pages), pte_off - std::min(pte_off, vma_off));
+  const uint64_t to_pte =
+      std::min({from_pte + nr_pages, uint64_t{kPtrsPerPte}, pte_off + vma.nr_pages() - vma_off}) -
+      1;
+  const pgoff_t start = vmf.pgoff - (pte_off - from_pte);
+  const pgoff_t end = vmf.pgoff + (to_pte - pte_off);
+  return filemap_map_pages(k, vmf, start, end);
+}
+
+// finish_fault(): maps the folio ->fault returned, whole if it is large and
+// fits the VMA and one page table, else only the faulting page.
+vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  AddressSpace& as = *vma.vm_file->mapping;
+  const pgoff_t head = vmf.folio;
+  const uint64_t nr = as.folio_nr_pages(head);
+  const bool write = vmf.flags & FAULT_FLAG_WRITE;
+  if (nr > 1 && !write) {
+    const uint64_t idx = vmf.pgoff - head;
+    const uint64_t pte_off = (vma.vm_start + vmf.vpage) & (kPtrsPerPte - 1);
+    const bool fits = vmf.vpage >= idx && vmf.vpage + (nr - idx) <= vma.nr_pages() &&
+                      pte_off >= idx && pte_off + (nr - idx) <= kPtrsPerPte &&
+                      (head + nr <= as.nr_pages() || as.shmem());
+    if (fits) {
+      for (uint64_t i = 0; i < nr; ++i) {
+        if (vma.ptes[vmf.vpage - idx + i] & kPtePresent) {
+          return VM_FAULT_NOPAGE;  // !pte_range_none(): someone mapped part of it
+        }
+      }
+      const uint64_t n = set_pte_range(k, vmf, head, nr, false);
+      vma.vm_mm->add_mm_counter(mm_counter_file(as), static_cast<int64_t>(n));
+      return 0;
+    }
+  }
+  const bool writable = write && (vma.vm_flags & VM_SHARED);
+  const uint64_t n = set_pte_range(k, vmf, vmf.pgoff, 1, writable);
+  if (n) vma.vm_mm->add_mm_counter(mm_counter_file(as), 1);
+  if (writable) as.set(head, kPgDirty);
+  return 0;
+}
+
+// do_read_fault()
+vm_fault_t do_read_fault(Kernel& k, VmFault& vmf) {
+  const Vma& vma = *vmf.vma;
+  // Let's call ->map_pages() first and use ->fault() as fallback if the
+  // page isn't in the page cache yet.
+  if (vma_has_map_pages(k, vma) && k.fault_around_pages() > 1) {
+    const vm_fault_t ret = do_fault_around(k, vmf);
+    if (ret) return ret;
+  }
+  // vmf_can_call_fault(): without ->map_pages, ->fault is not called under
+  // the VMA lock; retry under mmap_lock.
+  if (!vma_has_map_pages(k, vma) && (vmf.flags & FAULT_FLAG_VMA_LOCK)) return VM_FAULT_RETRY;
+  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
+  ret |= finish_fault(k, vmf);
+  return ret;
+}
+
+// do_cow_fault(): a write to a private file mapping; ->fault (with its
+// readahead) then a private copy mapped in place. No fault-around.
+vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
+  uint8_t& pte = vma.ptes[vmf.vpage];
+  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
+  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.charge(1);
+  k.cpu_work(k.cpu().map_page_ns);
+  reclaim_if_needed(k);
+  return ret;
+}
+
+// do_shared_fault(): a write to a shared file mapping; the page is dirtied.
+vm_fault_t do_shared_fault(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
+  ret |= finish_fault(k, vmf);
+  return ret;
+}
+
+// do_wp_page(): a write to a present, read-only PTE.
+vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  uint8_t& pte = vma.ptes[vmf.vpage];
+  if (!vma.vm_file) {
+    // The shared zero page: wp_page_copy() allocates the task's own page.
+    pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+    vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+    k.charge(1);
+    return 0;
+  }
+  AddressSpace& as = *vma.vm_file->mapping;
+  if (vma.vm_flags & VM_SHARED) {
+    // wp_page_shared(): ->page_mkwrite, then the PTE becomes writable and dirty.
+    pte = static_cast<uint8_t>(pte | kPteYoung | kPteWrite | kPteDirty);
+    as.set(as.head(vmf.pgoff), kPgDirty);
+    return 0;
+  }
+  // wp_page_copy(): the file page is replaced by a private copy.
+  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.vm_mm->add_mm_counter(mm_counter_file(as), -1);
+  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.charge(1);
+  reclaim_if_needed(k);
+  return 0;
+}
+
+// do_anonymous_page(): the zero page on a read, a new zeroed page on a write.
+vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  if (vma.vm_flags & VM_SHARED) return VM_FAULT_SIGBUS;
+  uint8_t& pte = vma.ptes[vmf.vpage];
+  vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
+  if (!(vmf.flags & FAULT_FLAG_WRITE)) {
+    pte = static_cast<uint8_t>(kPtePresent | kPteYoung);  // special zero-page PTE
+    return 0;
+  }
+  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.charge(1);
+  reclaim_if_needed(k);
+  return 0;
+}
+
+}  // namespace
+
+uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
+  Vma& vma = *vmf.vma;
+  uint64_t set = 0;
+  for (uint64_t i = 0; i < nr; ++i) {
+    const pgoff_t p = pgoff + i;
+    const uint64_t vpage = p - vma.vm_pgoff;
+    uint8_t& pte = vma.ptes[vpage];
+    if (pte & kPtePresent) continue;
+    const bool prefault = p != vmf.pgoff;
+    uint8_t v = kPtePresent;
+    if (!prefault || k.profile().prefault_young) v |= kPteYoung;
+    if (writable) v |= kPteWrite | kPteDirty;
+    pte = v;
+    vma.pte_table[vma.pmd_slot(vpage)] = 1;
+    ++set;
+  }
+  k.cpu_work(k.cpu().map_page_ns * static_cast<double>(set));
+  return set;
+}
+
+void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
+  (void)k;
+  const uint64_t nr = as.folio_nr_pages(head);
+  for (Vma* vma : as.i_mmap()) {
+    const pgoff_t first = std::max(head, vma->vm_pgoff);
+    const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
+    int64_t cleared = 0;
+    for (pgoff_t i = first; i < last; ++i) {
+      uint8_t& pte = vma->ptes[i - vma->vm_pgoff];
+      if ((pte & kPtePresent) && !(pte & kPteAnon)) {
+        if (pte & kPteDirty) as.set(head, kPgDirty);
+        pte = 0;
+        ++cleared;
+      }
+    }
+    if (first < last && as.order(head) == kHpagePmdOrder) {
+      vma->pmd_mapped[vma->pmd_slot(first - vma->vm_pgoff)] = 0;
+    }
+    if (cleared) vma->vm_mm->add_mm_counter(mm_counter_file(as), -cleared);
+  }
+}
+
+void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
+  int64_t file_pages = 0, anon_pages = 0;
+  AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
+  for (uint64_t v = first; v < first + nr && v < vma.nr_pages(); ++v) {
+    uint8_t& pte = vma.ptes[v];
+    if (!(pte & kPtePresent)) continue;
+    if (pte & kPteAnon) {
+      ++anon_pages;
+    } else if (as) {
+      const pgoff_t head = as->head(vma.vm_pgoff + v);
+      if (pte & kPteDirty) as->set(head, kPgDirty);
+      if ((pte & kPteYoung) && vma.has_recency()) folio_mark_accessed(k, *as, head);
+      ++file_pages;
+    }
+    pte = 0;
+  }
+  for (uint64_t s = vma.pmd_slot(first); s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1);
+       ++s) {
+    vma.pmd_mapped[s] = 0;
+  }
+  if (file_pages) vma.vm_mm->add_mm_counter(mm_counter_file(*as), -file_pages);
+  if (anon_pages) {
+    vma.vm_mm->add_mm_counter(MM_ANONPAGES, -anon_pages);
+    k.charge(-anon_pages);
+  }
+}
+
+vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf) {
+  Vma& vma = *vmf.vma;
+  k.vmstat().inc(VmEvent::fault_attempts);
+  k.cpu_work(k.cpu().fault_ns);
+  vm_fault_t ret;
+  const uint8_t pte = vma.ptes[vmf.vpage];
+  const bool write = vmf.flags & FAULT_FLAG_WRITE;
+  if (pte & kPtePresent) {
+    ret = write ? do_wp_page(k, vmf) : 0;  // spurious: the PTE is already there
+  } else if (!vma.vm_file) {
+    ret = do_anonymous_page(k, vmf);
+  } else if (!write) {
+    ret = do_read_fault(k, vmf);
+  } else if (!(vma.vm_flags & VM_SHARED)) {
+    ret = do_cow_fault(k, vmf);
+  } else {
+    ret = do_shared_fault(k, vmf);
+  }
+  mm_account_fault(k, *vma.vm_mm, vmf.flags, ret);
+  return ret;
+}
+
+vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
+  const KernelProfile& prof = k.profile();
+  fault_flags_t flags = FAULT_FLAG_DEFAULT | FAULT_FLAG_USER;
+  if (write) flags |= FAULT_FLAG_WRITE;
+  bool vma_lock = prof.per_vma_lock;
+  for (int attempt = 0;; ++attempt) {
+    FAULTLINE_CHECK(attempt < 8);
+    VmFault vmf{&vma, vpage, vma.vm_pgoff + vpage, flags | (vma_lock ? FAULT_FLAG_VMA_LOCK : 0)};
+    const vm_fault_t ret = handle_mm_fault(k, vmf);
+    if (!(ret & VM_FAULT_RETRY)) {
+      if (vma_lock) k.vmstat().inc(VmEvent::vma_lock_success);
+      return ret;
+    }
+    k.vmstat().inc(VmEvent::fault_retries);
+    if (vma_lock) {
+      k.vmstat().inc(VmEvent::vma_lock_retry);
+      // Since 46e714c729c8 a major VMA-lock attempt marks the retry TRIED.
+      if ((ret & VM_FAULT_MAJOR) && prof.tried_after_major) flags |= FAULT_FLAG_TRIED;
+      vma_lock = false;
+      continue;
+    }
+    flags |= FAULT_FLAG_TRIED;
+  }
+}
+
+void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
+  k.vmstat().inc(VmEvent::accesses);
+  for (int round = 0;; ++round) {
+    uint8_t& pte = vma.ptes[vpage];
+    const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
+    if (ok) {
+      pte = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
+      if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
+      k.cpu_work(k.cpu().access_ns);
+      return;
+    }
+    // The instruction faults; after the fault it is executed again. A fault
+    // that returned without mapping the page (NOPAGE after a race, or an
+    // eviction between attempts) simply faults again.
+    FAULTLINE_CHECK(round < 16);
+    const vm_fault_t ret = do_user_addr_fault(k, vma, vpage, write);
+    if (ret & VM_FAULT_ERROR) return;  // SIGBUS/OOM: the access is abandoned
+  }
+}
+
+}  // namespace faultline::mm

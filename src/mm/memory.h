@@ -1,0 +1,44 @@
+// memory.h — models mm/memory.c and the x86 fault entry
+// (arch/x86/mm/fault.c: do_user_addr_fault): the attempt structure of a
+// fault, fault-around, finish_fault, COW and anonymous faults, and the
+// accounting of each completed fault (mm_account_fault).
+#pragma once
+
+#include "mm/mm.h"
+
+namespace faultline::mm {
+
+// struct vm_fault: one attempt at one address.
+struct VmFault {
+  Vma* vma;
+  uint64_t vpage;        // page index inside the VMA
+  pgoff_t pgoff;         // file page (vm_pgoff + vpage)
+  fault_flags_t flags;
+  pgoff_t folio = kNoIndex;  // head of the folio ->fault returned locked
+};
+
+// A load (write=false) or store by the task at page vpage of vma: nothing if
+// the PTE allows it, otherwise the fault path until the access can complete.
+void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write);
+
+// do_user_addr_fault(): the per-VMA-lock attempt, then mmap_lock attempts
+// with FAULT_FLAG_TRIED as the kernel sets it. Returns the final result.
+vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write);
+
+// handle_mm_fault(): one attempt, accounted unless it returns VM_FAULT_RETRY.
+vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf);
+
+// set_pte_range(): maps nr pages of the file starting at pgoff into the
+// VMA. The faulting page is always young; prefaulted ones per profile.
+// Returns the number of PTEs set (already-present ones are skipped).
+uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable);
+
+// try_to_unmap(): removes every PTE mapping the folio, adjusting RSS.
+void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
+
+// zap_page_range_single() for MADV_DONTNEED / munmap: clears the PTEs of
+// [first, first + nr) pages of the VMA; young PTEs of a VMA with recency mark
+// the folio accessed. Private anonymous pages are freed.
+void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr);
+
+}  // namespace faultline::mm

@@ -1,0 +1,68 @@
+#include "mm/mm.h"
+
+#include <algorithm>
+
+namespace faultline::mm {
+
+Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const BackingDev& bdi,
+               const CpuCosts& cpu)
+    : profile_(profile),
+      fault_around_pages_(profile.fault_around_pages()),
+      capacity_pages_(capacity_pages),
+      bdi_(bdi),
+      cpu_(cpu) {}
+
+AddressSpace* Kernel::new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order) {
+  const auto ino = static_cast<uint32_t>(spaces_.size());
+  spaces_.push_back(std::make_unique<AddressSpace>(ino, size_bytes, shmem, max_order));
+  return spaces_.back().get();
+}
+
+File* Kernel::open(AddressSpace* mapping) {
+  auto f = std::make_unique<File>();
+  f->mapping = mapping;
+  // file_ra_state_init(): ra_pages from the bdi; tmpfs has no readahead.
+  f->f_ra.ra_pages = mapping->shmem() ? 0 : bdi_.ra_pages;
+  f->f_ra.prev_pos = -1;
+  files_.push_back(std::move(f));
+  return files_.back().get();
+}
+
+Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags_t flags,
+                  uint64_t align_offset_pages) {
+  auto vma = std::make_unique<Vma>();
+  vma->vm_mm = mm;
+  // Large mappings are placed on a 2 MiB boundary (thp_get_unmapped_area).
+  const uint64_t base = round_up(mm->next_vpn, kPtrsPerPte) + align_offset_pages;
+  vma->vm_start = base;
+  vma->vm_end = base + nr_pages;
+  mm->next_vpn = vma->vm_end + kPtrsPerPte;  // a guard gap between mappings
+  vma->vm_pgoff = pgoff;
+  vma->vm_flags = flags;
+  vma->vm_file = file;
+  vma->shmem_ops = file && file->mapping->shmem();
+  vma->ptes.assign(nr_pages, 0);
+  const uint64_t slots = vma->pmd_slot(nr_pages - 1) + 1;
+  vma->pte_table.assign(slots, 0);
+  vma->pmd_mapped.assign(slots, 0);
+  Vma* raw = vma.get();
+  mm->vmas.push_back(std::move(vma));
+  if (file) file->mapping->i_mmap().push_back(raw);
+  return raw;
+}
+
+void Kernel::submit_read(uint64_t nr_pages, bool sync) {
+  // The device serves batches in order; a synchronous reader waits for its
+  // own batch (and whatever was queued before it).
+  const double transfer_ns =
+      static_cast<double>(nr_pages * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e9;
+  const double start = std::max(now_ns_, dev_free_at_ns_);
+  dev_free_at_ns_ = start + transfer_ns;
+  if (sync) {
+    const double done = dev_free_at_ns_ + bdi_.latency_ns;
+    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(done - now_ns_));
+    now_ns_ = done;
+  }
+}
+
+}  // namespace faultline::mm

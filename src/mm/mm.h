@@ -1,0 +1,202 @@
+// mm.h — the modelled kernel's objects: open files, VMAs, address spaces of
+// processes (mm_struct), the LRU, and the Kernel that owns them.
+//
+// Simplified (docs/model_fidelity.md): one node, one zone, one memory
+// capacity shared by the page cache and anonymous memory (the machine's
+// memory less what the kernel keeps, or a cgroup limit); I/O completes when
+// it is submitted, so no folio is ever seen locked or !uptodate by a fault.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "mm/pagecache.h"
+#include "mm/profile.h"
+#include "mm/trace.h"
+#include "mm/types.h"
+#include "mm/vmstat.h"
+
+namespace faultline::mm {
+
+// struct file_ra_state (include/linux/fs.h).
+//
+//   start                 marker                      start + size
+//   |=====================#===========================|
+//                         |<-------- async_size ----->|
+struct FileRaState {
+  pgoff_t start = 0;
+  uint32_t size = 0;         // pages
+  uint32_t async_size = 0;   // pages; the first of them carries PG_readahead
+  uint32_t ra_pages = 32;    // max window, copied from the bdi at open()
+  uint16_t order = 0;        // preferred folio order of the last window
+  uint16_t mmap_miss = 0;    // mmap miss balance (do_sync_mmap_readahead)
+  int64_t prev_pos = -1;     // byte after the last read(2); never set by faults
+};
+
+// fmode bits of struct file the model reads.
+inline constexpr uint32_t FMODE_RANDOM = 1u << 0;
+inline constexpr uint32_t FMODE_NOREUSE = 1u << 1;
+
+// An open file description (struct file).
+struct File {
+  AddressSpace* mapping = nullptr;
+  FileRaState f_ra;
+  uint32_t f_mode = 0;
+};
+
+// Per-PTE bits of a VMA page.
+enum PteBits : uint8_t {
+  kPtePresent = 1u << 0,
+  kPteYoung = 1u << 1,    // Accessed bit
+  kPteWrite = 1u << 2,    // writable
+  kPteDirty = 1u << 3,
+  kPteAnon = 1u << 4,     // maps a private (COW) copy, not the file page
+};
+
+struct Mm;
+
+// struct vm_area_struct: a file mapping (file != nullptr) or anonymous memory.
+struct Vma {
+  Mm* vm_mm = nullptr;
+  uint64_t vm_start = 0;   // virtual page number of the first page
+  uint64_t vm_end = 0;     // virtual page number past the last page
+  pgoff_t vm_pgoff = 0;    // file page mapped at vm_start
+  vm_flags_t vm_flags = VM_READ;
+  File* vm_file = nullptr;
+  bool shmem_ops = false;  // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
+  std::vector<uint8_t> ptes;        // PteBits per page of the VMA
+  std::vector<uint8_t> pte_table;   // 1 if the PTE table of that 2 MiB span exists
+  std::vector<uint8_t> pmd_mapped;  // 1 if that 2 MiB span is mapped by one PMD
+
+  uint64_t nr_pages() const { return vm_end - vm_start; }
+  bool has_recency() const;  // vma_has_recency()
+  // PMD slot (2 MiB span) of a VMA page, counted from the span holding vm_start.
+  uint64_t pmd_slot(uint64_t vpage) const {
+    return ((vm_start + vpage) >> 9) - (vm_start >> 9);
+  }
+};
+
+// RSS counter index (enum mm counters, include/linux/mm_types_task.h).
+enum MmCounter : uint8_t { MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES, NR_MM_COUNTERS };
+
+// struct mm_struct plus the fault counters of the task using it.
+struct Mm {
+  std::vector<std::unique_ptr<Vma>> vmas;
+  int64_t rss[NR_MM_COUNTERS] = {};
+  uint64_t rss_hiwater = 0;
+  uint64_t min_flt = 0;
+  uint64_t maj_flt = 0;
+  uint64_t rss_updates = 0;  // add_mm_counter calls (seed 3's cost)
+  uint64_t next_vpn = 0;     // bump allocator for mmap() placement
+
+  void add_mm_counter(MmCounter c, int64_t n) {
+    rss[c] += n;
+    ++rss_updates;
+    const int64_t total = rss[MM_FILEPAGES] + rss[MM_ANONPAGES] + rss[MM_SHMEMPAGES];
+    if (total > 0 && static_cast<uint64_t>(total) > rss_hiwater) rss_hiwater = total;
+  }
+};
+
+// One LRU list entry. The lists are FIFOs of entries with lazy deletion: an
+// entry is live only while its sequence number still equals the folio's, so
+// moving a folio is one push and never a search.
+struct LruEntry {
+  uint32_t ino;
+  uint32_t index;
+  uint32_t seq;
+};
+
+// The two file LRU lists of the one lruvec (classic LRU, CONFIG_LRU_GEN off).
+struct Lruvec {
+  std::deque<LruEntry> inactive;  // front = head (newest), back = tail
+  std::deque<LruEntry> active;
+  uint64_t nr_inactive = 0;       // pages
+  uint64_t nr_active = 0;         // pages
+  uint32_t nonresident_age = 0;   // workingset clock (lruvec->nonresident_age)
+  uint32_t next_seq = 1;
+};
+
+// Device behind the file system: the bdi's readahead limits plus a latency
+// and bandwidth model used only for the elapsed-time estimate.
+struct BackingDev {
+  uint32_t ra_pages = 32;        // read_ahead_kb / 4
+  uint32_t io_pages = 256;       // max_sectors_kb / 4
+  double bandwidth_bytes_per_s = 2.0e9;
+  double latency_ns = 100e3;     // per synchronous read batch
+};
+
+// CPU costs of the model's elapsed-time estimate (nanoseconds).
+struct CpuCosts {
+  double fault_ns = 700;         // one fault attempt: trap, lookup, accounting
+  double map_page_ns = 15;       // one PTE set by fault-around or finish_fault
+  double add_folio_ns = 250;     // allocate + insert one folio in the page cache
+  double evict_folio_ns = 300;   // reclaim one folio
+  double access_ns = 2;          // a load that hits a present PTE
+};
+
+class Kernel {
+ public:
+  Kernel(const KernelProfile& profile, uint64_t capacity_pages, const BackingDev& bdi,
+         const CpuCosts& cpu);
+
+  const KernelProfile& profile() const { return profile_; }
+  VmStat& vmstat() { return vmstat_; }
+  const VmStat& vmstat() const { return vmstat_; }
+  Lruvec& lruvec() { return lruvec_; }
+  const BackingDev& bdi() const { return bdi_; }
+  const CpuCosts& cpu() const { return cpu_; }
+
+  // Creates an inode's page cache; the Kernel owns it.
+  AddressSpace* new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order);
+  AddressSpace* address_space(uint32_t ino) { return spaces_[ino].get(); }
+  // open(): a struct file with f_ra initialised from the bdi (file_ra_state_init).
+  File* open(AddressSpace* mapping);
+  // mmap(): a VMA of nr_pages at a 2 MiB-aligned address plus align_offset
+  // pages, mapping the file from pgoff (file == nullptr: anonymous).
+  Vma* mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags_t flags,
+            uint64_t align_offset_pages);
+
+  // Memory accounting: pages charged (page cache + anon) against capacity.
+  uint64_t capacity_pages() const { return capacity_pages_; }
+  uint64_t nr_charged() const { return nr_charged_; }
+  void charge(int64_t nr) { nr_charged_ = static_cast<uint64_t>(static_cast<int64_t>(nr_charged_) + nr); }
+
+  // Estimated time: the CPU timeline and the device queue.
+  double now_ns() const { return now_ns_; }
+  void cpu_work(double ns) { now_ns_ += ns; }
+  // Submits a read of nr_pages; sync: the caller waits for it.
+  void submit_read(uint64_t nr_pages, bool sync);
+
+  void set_tracer(Tracer* t) { tracer_ = t; }
+  bool tracing() const { return tracer_ != nullptr; }
+  void trace(TraceEvent e) {
+    if (tracer_) [[unlikely]] {
+      e.seq = access_seq_;
+      tracer_->event(e);
+    }
+  }
+  void set_access_seq(uint64_t seq) { access_seq_ = seq; }
+
+  // fault-around window size in pages (fault_around_pages).
+  uint32_t fault_around_pages() const { return fault_around_pages_; }
+
+ private:
+  KernelProfile profile_;
+  uint32_t fault_around_pages_;
+  uint64_t capacity_pages_;
+  BackingDev bdi_;
+  CpuCosts cpu_;
+  VmStat vmstat_;
+  Lruvec lruvec_;
+  uint64_t nr_charged_ = 0;
+  double now_ns_ = 0;
+  double dev_free_at_ns_ = 0;
+  Tracer* tracer_ = nullptr;
+  uint64_t access_seq_ = 0;
+  std::vector<std::unique_ptr<AddressSpace>> spaces_;
+  std::vector<std::unique_ptr<File>> files_;
+};
+
+}  // namespace faultline::mm

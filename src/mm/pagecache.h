@@ -1,0 +1,101 @@
+// pagecache.h — the page cache of one inode (struct address_space).
+//
+// A dense per-page array stands in for the xarray: for each index it records
+// whether a folio covers it, the order of that folio, and, where no folio is,
+// a workingset shadow entry. Folio flags live on the head page. Page-cache
+// folios are naturally aligned, so the head of any index is
+// round_down(index, 1 << order). Dense arrays cost ~11 bytes per page of file
+// and make window scans over thousands of pages a tight loop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "mm/types.h"
+#include "util/check.h"
+
+namespace faultline::mm {
+
+struct Vma;
+
+// Per-page bits.
+enum PageBits : uint16_t {
+  kPgPresent = 1u << 0,      // a folio covers this index
+  kPgShadow = 1u << 1,       // a workingset shadow entry sits here
+  kPgShadowWs = 1u << 2,     // the shadow's workingset bit
+  // Folio flags, valid on the head page only.
+  kPgUptodate = 1u << 3,     // PG_uptodate
+  kPgReadahead = 1u << 4,    // PG_readahead: the async readahead marker
+  kPgWorkingset = 1u << 5,   // PG_workingset
+  kPgActive = 1u << 6,       // PG_active: on the active list
+  kPgReferenced = 1u << 7,   // PG_referenced
+  kPgDirty = 1u << 8,        // PG_dirty
+  kPgSwapBacked = 1u << 9,   // PG_swapbacked: shmem/tmpfs
+  kPgLru = 1u << 10,         // PG_lru: on an LRU list
+};
+
+class AddressSpace {
+ public:
+  // size_bytes: i_size. shmem: tmpfs (swap-backed, no readahead, no shadows).
+  // max_order: mapping_max_folio_order (0 when the file system has no large folios).
+  AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order);
+
+  uint32_t ino() const { return ino_; }
+  uint64_t i_size() const { return size_; }
+  bool shmem() const { return shmem_; }
+  unsigned max_order() const { return max_order_; }
+  bool large_folio_support() const { return max_order_ > 0; }
+  // ceil(i_size / PAGE_SIZE): indices at or past this are beyond EOF.
+  pgoff_t nr_pages() const { return nr_pages_; }
+
+  bool present(pgoff_t i) const { return flags_[i] & kPgPresent; }
+  bool has_shadow(pgoff_t i) const { return flags_[i] & kPgShadow; }
+  unsigned order(pgoff_t i) const { return order_[i]; }
+  pgoff_t head(pgoff_t i) const { return round_down(i, uint64_t{1} << order_[i]); }
+  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order_[head]; }
+  uint16_t folio_flags(pgoff_t head) const { return flags_[head]; }
+  bool test(pgoff_t head, uint16_t bit) const { return flags_[head] & bit; }
+  void set(pgoff_t head, uint16_t bit) { flags_[head] = static_cast<uint16_t>(flags_[head] | bit); }
+  void clear(pgoff_t head, uint16_t bit) {
+    flags_[head] = static_cast<uint16_t>(flags_[head] & ~bit);
+  }
+  bool test_and_clear(pgoff_t head, uint16_t bit) {
+    const bool was = test(head, bit);
+    clear(head, bit);
+    return was;
+  }
+  uint32_t shadow_age(pgoff_t i) const { return shadow_[i]; }
+  uint32_t lru_seq(pgoff_t head) const { return lru_seq_[head]; }
+  void set_lru_seq(pgoff_t head, uint32_t seq) { lru_seq_[head] = seq; }
+
+  // First index in [index, end] covered by an uptodate folio, or kNoIndex.
+  pgoff_t next_present(pgoff_t index, pgoff_t end) const;
+  // True if any index in [index, index + nr) is covered by a folio.
+  bool any_present(pgoff_t index, uint64_t nr) const;
+
+  // Installs a folio of `order` at `index` (aligned, all slots free of folios).
+  // Returns true and the shadow found (first one in the range) if any.
+  bool install(pgoff_t index, unsigned order, uint32_t* shadow_age, bool* shadow_ws);
+  // Removes the folio at head; leaves a shadow in every slot if `shadow`.
+  void remove(pgoff_t head, bool shadow, uint32_t age, bool workingset);
+
+  uint64_t nr_cached_pages() const { return nr_cached_; }
+  // VMAs mapping this file (i_mmap); eviction unmaps through them.
+  std::vector<Vma*>& i_mmap() { return i_mmap_; }
+  const std::vector<Vma*>& i_mmap() const { return i_mmap_; }
+
+ private:
+  uint32_t ino_;
+  uint64_t size_;
+  bool shmem_;
+  unsigned max_order_;
+  pgoff_t nr_pages_;
+  uint64_t nr_cached_ = 0;
+  std::vector<uint16_t> flags_;
+  std::vector<uint8_t> order_;
+  std::vector<uint32_t> shadow_;   // nonresident_age at eviction (valid with kPgShadow)
+  std::vector<uint32_t> lru_seq_;  // LRU entry sequence of the folio (head only)
+  std::vector<Vma*> i_mmap_;
+};
+
+}  // namespace faultline::mm

@@ -1,0 +1,41 @@
+// readahead.h — models mm/readahead.c (Linux 6.18): on-demand readahead,
+// the folio-order ramp, and forced readahead.
+//
+// I/O is submitted per contiguous batch (read_pages) and counted in pgpgin
+// in KiB. Large folios follow page_cache_ra_order(): the order ramps by 2 per
+// async window and is clamped by the mapping, the window size and alignment.
+#pragma once
+
+#include "mm/mm.h"
+
+namespace faultline::mm {
+
+// struct readahead_control: the file, its mapping, and the current index.
+struct ReadaheadControl {
+  File* file;
+  AddressSpace* mapping;
+  FileRaState* ra;
+  pgoff_t index;
+  bool sync = false;  // the caller waits for this I/O (a fault or read(2) miss)
+};
+
+// filemap_add_folio(): inserts a new folio (refault check, LRU, charge, and
+// reclaim when over capacity). Returns false (-EEXIST) if a folio is in range.
+bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
+                       uint16_t extra_flags);
+
+void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
+void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head,
+                         uint64_t req_count);
+void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra);
+void do_page_cache_ra(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_read,
+                      uint64_t lookahead_size);
+void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_read,
+                             uint64_t lookahead_size);
+void force_page_cache_ra(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_read);
+
+// get_init_ra_size() / get_next_ra_size().
+uint64_t get_init_ra_size(uint64_t size, uint64_t max);
+uint64_t get_next_ra_size(const FileRaState& ra, uint64_t max);
+
+}  // namespace faultline::mm

@@ -1,0 +1,242 @@
+#include "mm/vmscan.h"
+
+#include <cmath>
+
+#include "mm/memory.h"
+
+namespace faultline::mm {
+namespace {
+
+void lru_push_head(Kernel& k, AddressSpace& as, pgoff_t head, bool active) {
+  Lruvec& lv = k.lruvec();
+  const uint32_t seq = lv.next_seq++;
+  as.set_lru_seq(head, seq);
+  const LruEntry e{as.ino(), static_cast<uint32_t>(head), seq};
+  const uint64_t nr = as.folio_nr_pages(head);
+  if (active) {
+    lv.active.push_front(e);
+    lv.nr_active += nr;
+    as.set(head, kPgActive);
+  } else {
+    lv.inactive.push_front(e);
+    lv.nr_inactive += nr;
+    as.clear(head, kPgActive);
+  }
+  as.set(head, kPgLru);
+}
+
+void lru_del(Kernel& k, AddressSpace& as, pgoff_t head) {
+  Lruvec& lv = k.lruvec();
+  const uint64_t nr = as.folio_nr_pages(head);
+  if (as.test(head, kPgActive)) {
+    lv.nr_active -= nr;
+  } else {
+    lv.nr_inactive -= nr;
+  }
+  as.clear(head, kPgLru);
+  as.set_lru_seq(head, 0);  // the list entry goes stale
+}
+
+// Pops the tail of a list, skipping stale entries. Returns false if empty.
+bool lru_pop_tail(Kernel& k, std::deque<LruEntry>& list, AddressSpace** as, pgoff_t* head) {
+  while (!list.empty()) {
+    const LruEntry e = list.back();
+    list.pop_back();
+    AddressSpace* s = k.address_space(e.ino);
+    if (s->present(e.index) && s->head(e.index) == e.index && s->lru_seq(e.index) == e.seq) {
+      *as = s;
+      *head = e.index;
+      return true;
+    }
+  }
+  return false;
+}
+
+// folio_referenced(): counts the VMAs (with recency) in which a PTE or PMD
+// mapping the folio is young, clearing those bits. Also reports VM_EXEC.
+int folio_referenced(AddressSpace& as, pgoff_t head, bool* exec) {
+  const uint64_t nr = as.folio_nr_pages(head);
+  int referenced = 0;
+  for (Vma* vma : as.i_mmap()) {
+    if (!vma->has_recency()) continue;  // invalid_folio_referenced_vma()
+    const pgoff_t first = std::max(head, vma->vm_pgoff);
+    const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
+    bool young = false;
+    for (pgoff_t i = first; i < last; ++i) {
+      uint8_t& pte = vma->ptes[i - vma->vm_pgoff];
+      if ((pte & (kPtePresent | kPteYoung | kPteAnon)) == (kPtePresent | kPteYoung)) {
+        young = true;
+        pte = static_cast<uint8_t>(pte & ~kPteYoung);
+      }
+    }
+    if (young) {
+      ++referenced;
+      if (vma->vm_flags & VM_EXEC) *exec = true;
+    }
+  }
+  return referenced;
+}
+
+// inactive_is_low() for the file LRU.
+bool inactive_is_low(const Lruvec& lv) {
+  const uint64_t gb = (lv.nr_inactive + lv.nr_active) >> (30 - kPageShift);
+  const uint64_t ratio = gb ? static_cast<uint64_t>(std::sqrt(static_cast<double>(10 * gb))) : 1;
+  return lv.nr_inactive * ratio < lv.nr_active;
+}
+
+// shrink_active_list(): deactivates up to nr_to_scan pages from the active tail.
+void shrink_active_list(Kernel& k, uint64_t nr_to_scan) {
+  Lruvec& lv = k.lruvec();
+  uint64_t scanned = 0;
+  AddressSpace* as;
+  pgoff_t head;
+  while (scanned < nr_to_scan && lru_pop_tail(k, lv.active, &as, &head)) {
+    const uint64_t nr = as->folio_nr_pages(head);
+    scanned += nr;
+    bool exec = false;
+    const int referenced = folio_referenced(*as, head, &exec);
+    lru_del(k, *as, head);
+    if (referenced && exec) {
+      lru_push_head(k, *as, head, /*active=*/true);  // executable code stays active
+      continue;
+    }
+    as->set(head, kPgWorkingset);
+    lru_push_head(k, *as, head, /*active=*/false);
+    k.vmstat().inc(VmEvent::pgdeactivate, nr);
+  }
+}
+
+// workingset_eviction(): the shadow's timestamp; the clock ages by nr.
+uint32_t workingset_eviction(Kernel& k, uint64_t nr) {
+  Lruvec& lv = k.lruvec();
+  const uint32_t age = lv.nonresident_age;
+  lv.nonresident_age += static_cast<uint32_t>(nr);
+  return age;
+}
+
+// One pass of shrink_inactive_list over the tail folio. Returns pages freed.
+uint64_t shrink_one_inactive(Kernel& k) {
+  Lruvec& lv = k.lruvec();
+  AddressSpace* as;
+  pgoff_t head;
+  if (!lru_pop_tail(k, lv.inactive, &as, &head)) return 0;
+  const uint64_t nr = as->folio_nr_pages(head);
+  k.vmstat().inc(VmEvent::pgscan_file, nr);
+  // folio_check_references()
+  bool exec = false;
+  const int referenced_ptes = folio_referenced(*as, head, &exec);
+  const bool referenced_folio = as->test_and_clear(head, kPgReferenced);
+  lru_del(k, *as, head);
+  if (referenced_ptes) {
+    if (referenced_folio || referenced_ptes > 1 || exec) {
+      lru_push_head(k, *as, head, /*active=*/true);  // FOLIOREF_ACTIVATE
+      k.vmstat().inc(VmEvent::pgactivate, nr);
+      return 0;
+    }
+    as->set(head, kPgReferenced);                    // FOLIOREF_KEEP: a second trip
+    lru_push_head(k, *as, head, /*active=*/false);
+    k.vmstat().inc(VmEvent::pgrotated, nr);
+    return 0;
+  }
+  // FOLIOREF_RECLAIM_CLEAN / FOLIOREF_RECLAIM
+  k.vmstat().inc(VmEvent::pgsteal_file, nr);
+  return evict_folio(k, *as, head, /*shadow=*/true);
+}
+
+}  // namespace
+
+bool Vma::has_recency() const {
+  if (vm_flags & (VM_SEQ_READ | VM_RAND_READ)) return false;
+  if (vm_file && (vm_file->f_mode & FMODE_NOREUSE)) return false;
+  return true;
+}
+
+void folio_add_lru(Kernel& k, AddressSpace& as, pgoff_t head) {
+  if (as.shmem()) return;  // swap-backed and no swap: never reclaimed (anon LRU unscanned)
+  lru_push_head(k, as, head, as.test(head, kPgActive));
+}
+
+void folio_mark_accessed(Kernel& k, AddressSpace& as, pgoff_t head) {
+  if (!as.test(head, kPgReferenced)) {
+    as.set(head, kPgReferenced);
+    return;
+  }
+  if (as.test(head, kPgActive) || !as.test(head, kPgLru)) {
+    return;  // active & referenced: nothing more to record
+  }
+  // inactive & referenced: folio_activate() + workingset_activation()
+  lru_del(k, as, head);
+  as.clear(head, kPgReferenced);
+  lru_push_head(k, as, head, /*active=*/true);
+  const uint64_t nr = as.folio_nr_pages(head);
+  k.vmstat().inc(VmEvent::pgactivate, nr);
+  k.lruvec().nonresident_age += static_cast<uint32_t>(nr);
+}
+
+void workingset_refault(Kernel& k, AddressSpace& as, pgoff_t head, uint32_t shadow_age,
+                        bool shadow_ws) {
+  Lruvec& lv = k.lruvec();
+  const uint64_t nr = as.folio_nr_pages(head);
+  k.vmstat().inc(VmEvent::workingset_refault_file, nr);
+  // workingset_test_recent(): no swap, so the workingset is the active file list.
+  const uint32_t refault_distance = lv.nonresident_age - shadow_age;
+  if (refault_distance > lv.nr_active) return;
+  as.set(head, kPgActive);
+  lv.nonresident_age += static_cast<uint32_t>(nr);
+  k.vmstat().inc(VmEvent::workingset_activate_file, nr);
+  if (shadow_ws) {
+    as.set(head, kPgWorkingset);
+    k.vmstat().inc(VmEvent::workingset_restore_file, nr);
+  }
+}
+
+uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
+  const uint64_t nr = as.folio_nr_pages(head);
+  const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - head);
+  unmap_folio(k, as, head);  // try_to_unmap()
+  if (as.test(head, kPgDirty)) {
+    k.vmstat().inc(VmEvent::pgpgout, in_file * (kPageSize / 1024));  // pageout()
+  }
+  if (as.test(head, kPgLru)) lru_del(k, as, head);
+  const bool ws = as.test(head, kPgWorkingset);
+  const uint32_t age = shadow && !as.shmem() ? workingset_eviction(k, nr) : 0;
+  k.trace({.kind = TraceKind::kDeleteFromPageCache, .ino = as.ino(), .index = head,
+           .order = as.order(head)});
+  as.remove(head, shadow && !as.shmem(), age, ws);
+  k.charge(-static_cast<int64_t>(in_file));
+  k.vmstat().inc(VmEvent::pages_evicted, in_file);
+  k.cpu_work(k.cpu().evict_folio_ns);
+  return in_file;
+}
+
+bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
+  for (const Vma* vma : as.i_mmap()) {
+    const uint64_t nr = as.folio_nr_pages(head);
+    for (pgoff_t i = std::max(head, vma->vm_pgoff);
+         i < std::min(head + nr, vma->vm_pgoff + vma->nr_pages()); ++i) {
+      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
+      if ((pte & kPtePresent) && !(pte & kPteAnon)) return false;  // mapped: skipped
+    }
+  }
+  evict_folio(k, as, head, /*shadow=*/false);
+  return true;
+}
+
+void reclaim_if_needed(Kernel& k) {
+  Lruvec& lv = k.lruvec();
+  uint64_t guard = 0;
+  while (k.nr_charged() > k.capacity_pages()) {
+    if (inactive_is_low(lv)) shrink_active_list(k, kSwapClusterMax);
+    if (lv.nr_inactive == 0) {
+      if (lv.nr_active == 0) break;  // nothing reclaimable: shmem/anon only
+      shrink_active_list(k, kSwapClusterMax);
+      continue;
+    }
+    shrink_one_inactive(k);
+    // Every folio is either freed, or moved with its young bits cleared, so
+    // reclaim always progresses; the guard only catches a model bug.
+    FAULTLINE_CHECK(++guard < (uint64_t{1} << 40));
+  }
+}
+
+}  // namespace faultline::mm

@@ -1,0 +1,14 @@
+#include "mm/vmstat.h"
+
+namespace faultline::mm {
+
+std::string_view vm_event_name(VmEvent e) {
+  static constexpr std::string_view kNames[] = {
+#define FAULTLINE_X(id, name) name,
+      FAULTLINE_VM_EVENTS(FAULTLINE_X)
+#undef FAULTLINE_X
+  };
+  return kNames[static_cast<size_t>(e)];
+}
+
+}  // namespace faultline::mm

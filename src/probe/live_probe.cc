@@ -1,0 +1,854 @@
+// live_probe.cc — the probe on this machine's kernel.
+//
+// run(): check the request and the machine, clean what killed runs left,
+// build a private file system on a loop device (or a tmpfs), write the test
+// file, create the memory cgroup and trace instance, then per repetition:
+// bring the page cache to the asked state, fork a child that maps the file
+// and touches the pages, and turn what it measured into counters. A Session
+// owns everything it created and undoes it on every way out: success, error,
+// SIGINT/SIGTERM.
+//
+// The child is forked, not exec'ed: the page list is already in its memory.
+// It must not allocate or fault anything of its own between its two counter
+// snapshots, so every buffer it uses is made by the parent before fork(), it
+// sends back raw kernel text (/proc/vmstat, /sys/block/*/stat) which the
+// parent parses, and it pre-faults its copy of the report first.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "probe/cgroup.h"
+#include "probe/probe.h"
+#include "probe/sys.h"
+#include "probe/tracing.h"
+#include "probe/workspace.h"
+
+namespace faultline::probe {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr size_t kVmstatBytes = 32 * 1024;  // /proc/vmstat is ~4 KiB on 6.x
+constexpr size_t kDiskStatBytes = 512;
+constexpr size_t kStatusBytes = 8 * 1024;
+constexpr int kEvictAttempts = 5;
+
+// ---------------------------------------------------------------------------
+// The child side. Only async-signal-safe calls from here to _exit().
+
+// What the child sends back over the pipe, as is.
+struct ChildReport {
+  int32_t failed;  // 0: measured; 1: a step failed (what, err)
+  int32_t err;     // errno of the failed step
+  char what[256];  // the failed step, with the file it touched
+  int64_t minflt0, minflt1, majflt0, majflt1;
+  int64_t t0_ns, t1_ns;
+  int64_t cache_before, cache_after;  // pages of the file in the page cache, -1 unknown
+  uint64_t sink;                      // sum of the loaded bytes, so the loads stay
+  char vmstat0[kVmstatBytes], vmstat1[kVmstatBytes];
+  char disk0[kDiskStatBytes], disk1[kDiskStatBytes];
+  char status[kStatusBytes];  // /proc/self/status after the loop
+};
+
+// Everything the child uses, made before fork().
+struct ChildPlan {
+  const uint64_t* pages = nullptr;
+  size_t n_pages = 0;
+  size_t page_size = 4096;
+  uint64_t file_bytes = 0;
+  const char* file = nullptr;
+  const char* cgroup_procs = nullptr;  // null: no cgroup
+  const char* disk_stat = nullptr;     // null: tmpfs, no block device
+  int tracing_on_fd = -1;
+  bool write = false;
+  bool map_shared = true;
+  int advice = MADV_NORMAL;
+  CacheState cache = CacheState::kCold;
+  char* write_buf = nullptr;  // write_chunk bytes, pattern-filled
+  size_t write_chunk = 0;
+  char* warm_buf = nullptr;  // warm_chunk bytes
+  size_t warm_chunk = 0;
+  pid_t parent = 0;
+  int report_fd = -1;
+  ChildReport* report = nullptr;
+};
+
+// struct cachestat_range / cachestat of <linux/mman.h> (6.5+), spelled out
+// so the probe builds against older headers.
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+constexpr long kSysCachestat = 451;
+
+// Pages of fd in the page cache by cachestat(2); -1 when the kernel lacks it.
+int64_t cachestat_pages(int fd) {
+  CachestatRange range{0, 0};  // len 0: to the end of the file
+  Cachestat cs{};
+  if (::syscall(kSysCachestat, fd, &range, &cs, 0) != 0) return -1;
+  return static_cast<int64_t>(cs.nr_cache);
+}
+
+void copy_str(char* dst, size_t cap, const char* a, const char* b = nullptr) {
+  size_t n = 0;
+  for (const char* s : {a, b}) {
+    for (; s != nullptr && *s != '\0' && n + 1 < cap; ++s) dst[n++] = *s;
+  }
+  dst[n] = '\0';
+}
+
+// Reads a small kernel file into buf (NUL-terminated); false on failure.
+bool read_into(const char* path, char* buf, size_t cap) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t n = 0;
+  while (n + 1 < cap) {
+    ssize_t r = ::read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  buf[n] = '\0';
+  ::close(fd);
+  return n > 0;
+}
+
+bool write_all(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t w = ::write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    len -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Writes file_bytes of non-zero data with write(2) calls of chunk bytes:
+// every page starts with its index + 1, the rest is the buffer's fill.
+// Returns 0 or an errno. Used by the parent (file creation) and the child
+// (kWarmWrite), hence async-signal-safe.
+int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t page_size) {
+  uint64_t off = 0;
+  while (off < file_bytes) {
+    if (sys::interrupted()) return EINTR;
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(chunk, file_bytes - off));
+    for (size_t in = 0; in < len; in += page_size) {
+      const uint64_t page = (off + in) / page_size + 1;
+      std::memcpy(buf + in, &page, std::min(sizeof page, len - in));
+    }
+    if (!write_all(fd, buf, len)) return errno != 0 ? errno : EIO;
+    off += len;
+  }
+  return 0;
+}
+
+[[noreturn]] void child_send(const ChildPlan& p, int code) {
+  (void)write_all(p.report_fd, p.report, sizeof *p.report);
+  ::_exit(code);
+}
+
+[[noreturn]] void child_fail(const ChildPlan& p, const char* what, const char* path) {
+  ChildReport* r = p.report;
+  r->failed = 1;
+  r->err = errno;
+  copy_str(r->what, sizeof r->what, what, path);
+  child_send(p, 1);
+}
+
+// The access loop. Not instrumented by ASan: its shadow of a large mapping
+// would add its own minor faults to the ones being measured.
+__attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
+                                                                     const uint64_t* pages,
+                                                                     size_t n, size_t page_size,
+                                                                     bool write) {
+  volatile char* vbase = base;
+  uint64_t sink = 0;
+  if (write) {
+    for (size_t i = 0; i < n; ++i) vbase[pages[i] * page_size] = static_cast<char>(i | 1);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      sink += static_cast<unsigned char>(vbase[pages[i] * page_size]);
+    }
+  }
+  return sink;
+}
+
+int64_t to_ns(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+[[noreturn]] void child_main(const ChildPlan& p) {
+  // Die with the probe: a SIGKILLed probe must not leave a process holding
+  // the mount (cleanup_stale() could then only unmount lazily).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != p.parent) ::_exit(3);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ChildReport* r = p.report;
+  // Copy-on-write of the report happens here, not inside the measurement.
+  std::memset(r, 0, sizeof *r);
+  r->cache_before = r->cache_after = -1;
+
+  if (p.cgroup_procs != nullptr) {
+    // Join before the file is opened, so every folio the loop reads is
+    // charged to (and reclaimed in) the limited cgroup.
+    char pid[24];
+    size_t n = 0;
+    char rev[24];
+    for (pid_t v = ::getpid(); v > 0; v /= 10) rev[n++] = static_cast<char>('0' + v % 10);
+    for (size_t i = 0; i < n; ++i) pid[i] = rev[n - 1 - i];
+    int fd = ::open(p.cgroup_procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || !write_all(fd, pid, n)) child_fail(p, "join cgroup: ", p.cgroup_procs);
+    ::close(fd);
+  }
+
+  if (p.cache == CacheState::kWarmWrite) {
+    int fd = ::open(p.file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) child_fail(p, "open for the warm write: ", p.file);
+    int err = write_pattern(fd, p.file_bytes, p.write_buf, p.write_chunk, p.page_size);
+    if (err != 0) {
+      errno = err;
+      child_fail(p, "warm write: ", p.file);
+    }
+    if (::fsync(fd) != 0) child_fail(p, "fsync after the warm write: ", p.file);
+    ::close(fd);
+  }
+
+  int fd = ::open(p.file, (p.write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) child_fail(p, "open: ", p.file);
+  const int prot = PROT_READ | (p.write ? PROT_WRITE : 0);
+  void* map = ::mmap(nullptr, p.file_bytes, prot, p.map_shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED) child_fail(p, "mmap: ", p.file);
+  char* base = static_cast<char*>(map);
+  if (p.advice != MADV_NORMAL && ::madvise(base, p.file_bytes, p.advice) != 0) {
+    child_fail(p, "madvise: ", p.file);
+  }
+
+  if (p.cache == CacheState::kWarmRead) {
+    // A file of its own, so the warm pass leaves the mapping's file_ra_state
+    // untouched: the loop starts from a fresh readahead window, as another
+    // process would.
+    int wfd = ::open(p.file, O_RDONLY | O_CLOEXEC);
+    if (wfd < 0) child_fail(p, "open for the warm read: ", p.file);
+    for (;;) {
+      ssize_t n = ::read(wfd, p.warm_buf, p.warm_chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) child_fail(p, "warm read: ", p.file);
+      if (n == 0) break;
+    }
+    ::close(wfd);
+  }
+
+  r->cache_before = cachestat_pages(fd);
+  if (!read_into("/proc/vmstat", r->vmstat0, sizeof r->vmstat0)) {
+    child_fail(p, "read ", "/proc/vmstat");
+  }
+  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk0, sizeof r->disk0)) {
+    child_fail(p, "read ", p.disk_stat);
+  }
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
+  struct rusage ru0 {}, ru1 {};
+  struct timespec ts0 {}, ts1 {};
+  ::getrusage(RUSAGE_SELF, &ru0);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts0);
+  r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  ::getrusage(RUSAGE_SELF, &ru1);
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
+  if (!read_into("/proc/vmstat", r->vmstat1, sizeof r->vmstat1)) {
+    child_fail(p, "read ", "/proc/vmstat");
+  }
+  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk1, sizeof r->disk1)) {
+    child_fail(p, "read ", p.disk_stat);
+  }
+  r->cache_after = cachestat_pages(fd);
+  (void)read_into("/proc/self/status", r->status, sizeof r->status);
+  r->minflt0 = ru0.ru_minflt;
+  r->minflt1 = ru1.ru_minflt;
+  r->majflt0 = ru0.ru_majflt;
+  r->majflt1 = ru1.ru_majflt;
+  r->t0_ns = to_ns(ts0);
+  r->t1_ns = to_ns(ts1);
+  child_send(p, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The parent side.
+
+int madvise_flag(Advice a) {
+  switch (a) {
+    case Advice::kNormal: return MADV_NORMAL;
+    case Advice::kRandom: return MADV_RANDOM;
+    case Advice::kSequential: return MADV_SEQUENTIAL;
+    case Advice::kWillneed: return MADV_WILLNEED;
+  }
+  return MADV_NORMAL;
+}
+
+// Fields of a /sys/block/<dev>/stat line: [0] reads completed, [2] sectors read.
+std::vector<int64_t> disk_fields(const char* text) {
+  std::vector<int64_t> f;
+  const char* s = text;
+  while (*s != '\0') {
+    char* end = nullptr;
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s) break;
+    f.push_back(static_cast<int64_t>(v));
+    s = end;
+  }
+  return f;
+}
+
+// Pages of the file in the page cache: cachestat(2), else mincore(2) on a
+// mapping (mincore never faults pages in). -1 with *error on failure.
+int64_t resident_pages(int fd, uint64_t file_bytes, size_t page_size, std::string* error) {
+  int64_t n = cachestat_pages(fd);
+  if (n >= 0) return n;
+  void* map = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    *error = "mmap for mincore: " + sys::errno_text(errno);
+    return -1;
+  }
+  std::vector<unsigned char> vec((file_bytes + page_size - 1) / page_size);
+  int rc = ::mincore(map, file_bytes, vec.data());
+  int err = errno;
+  ::munmap(map, file_bytes);
+  if (rc != 0) {
+    *error = "mincore: " + sys::errno_text(err);
+    return -1;
+  }
+  n = 0;
+  for (unsigned char v : vec) n += v & 1;
+  return n;
+}
+
+HostInfo read_host_info(std::vector<std::string>* notes) {
+  HostInfo h;
+  struct utsname u {};
+  if (::uname(&u) == 0) h.kernel_release = u.release;
+  const long ps = ::sysconf(_SC_PAGESIZE);
+  h.page_size = ps > 0 ? static_cast<uint64_t>(ps) : 4096;
+  auto fab = sys::read_file("/sys/kernel/debug/fault_around_bytes");
+  if (fab.ok()) {
+    h.fault_around_bytes = std::strtoll(fab->c_str(), nullptr, 10);
+  } else {
+    notes->push_back("fault_around_bytes unreadable (debugfs not mounted?): reported as -1; the "
+                     "kernel default is 65536");
+  }
+  auto lru = sys::read_file("/sys/kernel/mm/lru_gen/enabled");
+  h.lru_gen = lru.ok() ? sys::trim(*lru) : "absent";
+  auto thp = sys::read_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (thp.ok()) {
+    // "always [madvise] never": the bracketed word is the setting.
+    size_t open = thp->find('['), close = thp->find(']');
+    h.thp_enabled = open != std::string::npos && close != std::string::npos && close > open
+                        ? thp->substr(open + 1, close - open - 1)
+                        : sys::trim(*thp);
+  } else {
+    h.thp_enabled = "absent";
+  }
+  return h;
+}
+
+// st with more text, same code.
+Status with_suffix(const Status& st, const std::string& more) {
+  std::string msg = st.message() + more;
+  switch (st.code()) {
+    case Status::Code::kOk: return Status::IoError(msg);
+    case Status::Code::kInvalidArgument: return Status::InvalidArgument(msg);
+    case Status::Code::kNotFound: return Status::NotFound(msg);
+    case Status::Code::kIoError: return Status::IoError(msg);
+    case Status::Code::kPermission: return Status::Permission(msg);
+    case Status::Code::kUnavailable: return Status::Unavailable(msg);
+    case Status::Code::kInterrupted: return Status::Interrupted(msg);
+  }
+  return Status::IoError(msg);
+}
+
+Status interrupted_status(const std::string& during) {
+  return Status::Interrupted(
+      fmt::format("probe interrupted by signal {} during {}", sys::interrupt_signal(), during));
+}
+
+#define FAULTLINE_RETURN_IF_INTERRUPTED(during) \
+  do {                                          \
+    if (sys::interrupted()) return interrupted_status(during); \
+  } while (0)
+
+// Everything one run() creates, undone by cleanup() (or the destructor).
+class Session {
+ public:
+  Session(const Request& req, Result* out) : req_(req), out_(out) {}
+  ~Session() { (void)cleanup(); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Status setup();
+  Status repetition(int k);
+  Status cleanup();
+
+ private:
+  std::vector<std::string>* notes() { return &out_->notes; }
+  Status create_file();
+  Status set_read_ahead();
+  Status check_read_ahead();
+  Status evict();
+  Status run_child(int k, Counters* counters);
+  Status reap_child(int* wstatus);
+
+  const Request& req_;
+  Result* out_;
+  size_t page_size_ = 4096;
+  ws::RunPaths paths_;
+  bool dir_created_ = false;
+  ws::LoopDevice loop_;
+  bool mounted_ = false;
+  std::unique_ptr<cg::MemoryCgroup> cgroup_;
+  std::unique_ptr<trace::TraceInstance> trace_;
+  std::string disk_stat_path_;
+  std::vector<char> write_buf_;
+  std::vector<char> warm_buf_;
+  std::unique_ptr<ChildReport> report_;
+  pid_t child_ = -1;
+  bool noted_drop_caches_ = false;
+  bool cleaned_ = false;
+};
+
+Status Session::setup() {
+  page_size_ = static_cast<size_t>(out_->host.page_size);
+  const std::string root = ws::canonical_root(req_.workspace_root);
+  paths_ = ws::run_paths(root, ::getpid());
+  if (sys::exists(paths_.dir)) {
+    // Left by an earlier run() of this process that could not finish its clean-up.
+    FAULTLINE_RETURN_IF_ERROR(ws::cleanup_run_dir(paths_.dir, notes()));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(paths_.mnt, ec);
+  dir_created_ = true;
+  if (ec) return Status::IoError(fmt::format("create {}: {}", paths_.mnt, ec.message()));
+  FAULTLINE_RETURN_IF_INTERRUPTED("workspace setup");
+
+  if (req_.fs == FsType::kTmpfs) {
+    const uint64_t size = (req_.file_bytes + 16 * kMiB + kMiB - 1) / kMiB * kMiB;
+    const std::string opts = fmt::format("size={},mode=0755", size);
+    if (::mount("tmpfs", paths_.mnt.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
+      return Status::IoError(
+          fmt::format("mount tmpfs ({}) at {}: {}", opts, paths_.mnt, sys::errno_text(errno)));
+    }
+    mounted_ = true;
+    if (req_.cache == CacheState::kCold) {
+      notes()->push_back("tmpfs: the file's pages are its only copy and cannot be evicted; "
+                         "\"cold\" runs with the file resident");
+    }
+  } else {
+    const uint64_t image = ws::image_bytes(req_.fs, req_.file_bytes);
+    int fd = ::open(paths_.image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return Status::IoError(fmt::format("create {}: {}", paths_.image, sys::errno_text(errno)));
+    }
+    int rc = ::ftruncate(fd, static_cast<off_t>(image));
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+      return Status::IoError(
+          fmt::format("ftruncate {} to {} bytes: {}", paths_.image, image, sys::errno_text(err)));
+    }
+    auto loop = ws::attach_loop(paths_.image, notes());
+    if (!loop.ok()) return loop.status();
+    loop_ = *loop;
+    FAULTLINE_RETURN_IF_INTERRUPTED("losetup");
+    FAULTLINE_RETURN_IF_ERROR(ws::make_fs(req_.fs, loop_.dev));
+    FAULTLINE_RETURN_IF_INTERRUPTED("mkfs");
+    const char* type = to_string(req_.fs);
+    if (::mount(loop_.dev.c_str(), paths_.mnt.c_str(), type, 0, nullptr) != 0) {
+      return Status::IoError(fmt::format("mount {} ({}) at {}: {}", loop_.dev, type, paths_.mnt,
+                                         sys::errno_text(errno)));
+    }
+    mounted_ = true;
+    FAULTLINE_RETURN_IF_ERROR(set_read_ahead());
+    disk_stat_path_ = fmt::format("/sys/block/{}/stat", loop_.name);
+  }
+
+  write_buf_.assign(req_.write_chunk_bytes, static_cast<char>(0x5a));
+  if (req_.cache == CacheState::kWarmRead) warm_buf_.assign(req_.warm_chunk_bytes, 0);
+  report_ = std::make_unique<ChildReport>();
+  FAULTLINE_RETURN_IF_ERROR(create_file());
+  FAULTLINE_RETURN_IF_INTERRUPTED("writing the test file");
+
+  if (req_.memory_limit_bytes > 0) {
+    auto cg = cg::MemoryCgroup::create(::getpid(), req_.memory_limit_bytes, notes());
+    if (!cg.ok()) return cg.status();
+    cgroup_ = std::move(*cg);
+  }
+  if (req_.trace_events) {
+    if (req_.output_dir.empty()) {
+      notes()->push_back("trace_events asked without an output_dir: events not recorded");
+    } else {
+      std::filesystem::create_directories(req_.output_dir, ec);
+      if (ec) return Status::IoError(fmt::format("create {}: {}", req_.output_dir, ec.message()));
+      auto t = trace::TraceInstance::create(::getpid(), paths_.file, paths_.dir, notes());
+      if (!t.ok()) return t.status();
+      trace_ = std::move(*t);
+    }
+  }
+  FAULTLINE_RETURN_IF_INTERRUPTED("setup");
+  return Status::Ok();
+}
+
+Status Session::set_read_ahead() {
+  const std::string path = fmt::format("/sys/block/{}/queue/read_ahead_kb", loop_.name);
+  FAULTLINE_RETURN_IF_ERROR(sys::write_file(path, std::to_string(req_.read_ahead_kb)));
+  return check_read_ahead();
+}
+
+// The loop device's limits can be recomputed by the kernel (a direct-I/O or
+// block-size change rewrites bdi->ra_pages): check the value still holds.
+Status Session::check_read_ahead() {
+  if (req_.fs == FsType::kTmpfs) return Status::Ok();
+  const std::string path = fmt::format("/sys/block/{}/queue/read_ahead_kb", loop_.name);
+  auto back = sys::read_file(path);
+  if (!back.ok()) return back.status();
+  if (sys::trim(*back) != std::to_string(req_.read_ahead_kb)) {
+    return Status::IoError(fmt::format("{}: wrote {}, the kernel holds {} (read_ahead_kb is kept "
+                                       "in pages: use a multiple of {})",
+                                       path, req_.read_ahead_kb, sys::trim(*back),
+                                       page_size_ / 1024));
+  }
+  return Status::Ok();
+}
+
+Status Session::create_file() {
+  int fd = ::open(paths_.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(fmt::format("create {}: {}", paths_.file, sys::errno_text(errno)));
+  // kWarmWrite: the child writes the data itself, inside its cgroup; an
+  // empty file now gives the inode the trace filter needs.
+  if (req_.cache != CacheState::kWarmWrite) {
+    int err = write_pattern(fd, req_.file_bytes, write_buf_.data(), write_buf_.size(), page_size_);
+    if (err == EINTR && sys::interrupted()) {
+      ::close(fd);
+      return interrupted_status("writing the test file");
+    }
+    if (err != 0) {
+      ::close(fd);
+      return Status::IoError(fmt::format("write {}: {}", paths_.file, sys::errno_text(err)));
+    }
+    if (::fsync(fd) != 0) {
+      int e = errno;
+      ::close(fd);
+      return Status::IoError(fmt::format("fsync {}: {}", paths_.file, sys::errno_text(e)));
+    }
+  }
+  if (::close(fd) != 0) return Status::IoError(fmt::format("close {}: {}", paths_.file, sys::errno_text(errno)));
+  return Status::Ok();
+}
+
+// Drops every page of the file from the page cache and proves it.
+Status Session::evict() {
+  int fd = ::open(paths_.file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(fmt::format("open {}: {}", paths_.file, sys::errno_text(errno)));
+  std::string error;
+  int64_t resident = -1;
+  for (int attempt = 0; attempt < kEvictAttempts; ++attempt) {
+    // Dirty or writeback folios cannot be invalidated: write them back first.
+    if (::fsync(fd) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::IoError(fmt::format("fsync {}: {}", paths_.file, sys::errno_text(err)));
+    }
+    int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (rc != 0) {
+      ::close(fd);
+      return Status::IoError(
+          fmt::format("posix_fadvise(DONTNEED) {}: {}", paths_.file, sys::errno_text(rc)));
+    }
+    resident = resident_pages(fd, req_.file_bytes, page_size_, &error);
+    if (resident <= 0) break;
+    if (!sys::sleep_ms(20)) break;
+  }
+  if (resident > 0 && !sys::interrupted()) {
+    // Last resort, global: drop clean page cache everywhere.
+    ::sync();
+    Status st = sys::write_file("/proc/sys/vm/drop_caches", "1");
+    if (!noted_drop_caches_) {
+      notes()->push_back(fmt::format("{}: fadvise(DONTNEED) left {} pages resident; used "
+                                     "/proc/sys/vm/drop_caches{}",
+                                     paths_.file, resident, st.ok() ? "" : " (" + st.message() + ")"));
+      noted_drop_caches_ = true;
+    }
+    resident = resident_pages(fd, req_.file_bytes, page_size_, &error);
+  }
+  ::close(fd);
+  FAULTLINE_RETURN_IF_INTERRUPTED("evicting the test file");
+  if (resident < 0) {
+    return Status::IoError(fmt::format("cannot tell what of {} is cached: {}", paths_.file, error));
+  }
+  if (resident > 0) {
+    return Status::IoError(fmt::format(
+        "cold cache not reached: {} of {} pages of {} still resident after fsync + "
+        "POSIX_FADV_DONTNEED x{} and drop_caches",
+        resident, (req_.file_bytes + page_size_ - 1) / page_size_, paths_.file, kEvictAttempts));
+  }
+  return Status::Ok();
+}
+
+Status Session::repetition(int k) {
+  FAULTLINE_RETURN_IF_ERROR(check_read_ahead());
+  const bool evictable = req_.fs != FsType::kTmpfs;
+  if (evictable && (req_.cache == CacheState::kCold || req_.cache == CacheState::kWarmRead)) {
+    FAULTLINE_RETURN_IF_ERROR(evict());
+  }
+  if (trace_) FAULTLINE_RETURN_IF_ERROR(trace_->clear());
+  FAULTLINE_RETURN_IF_INTERRUPTED(fmt::format("repetition {}", k));
+  Counters counters;
+  FAULTLINE_RETURN_IF_ERROR(run_child(k, &counters));
+  if (trace_) {
+    const std::string name = req_.name.empty() ? std::string("probe") : req_.name;
+    const std::string dest = fmt::format("{}/{}-rep{}.trace", req_.output_dir, name, k);
+    FAULTLINE_RETURN_IF_ERROR(trace_->save(dest, notes()));
+    out_->event_files.push_back(dest);
+  }
+  out_->runs.push_back(std::move(counters));
+  return Status::Ok();
+}
+
+Status Session::reap_child(int* wstatus) {
+  for (;;) {
+    pid_t w = ::waitpid(child_, wstatus, 0);
+    if (w == child_) {
+      child_ = -1;
+      return Status::Ok();
+    }
+    if (w < 0 && errno == EINTR) {
+      if (sys::interrupted()) ::kill(child_, SIGKILL);
+      continue;
+    }
+    int err = errno;
+    child_ = -1;
+    return Status::IoError(fmt::format("waitpid for the probe child: {}", sys::errno_text(err)));
+  }
+}
+
+Status Session::run_child(int k, Counters* counters) {
+  ChildPlan plan;
+  plan.pages = req_.pages.data();
+  plan.n_pages = req_.pages.size();
+  plan.page_size = page_size_;
+  plan.file_bytes = req_.file_bytes;
+  plan.file = paths_.file.c_str();
+  plan.cgroup_procs = cgroup_ ? cgroup_->procs_file().c_str() : nullptr;
+  plan.disk_stat = disk_stat_path_.empty() ? nullptr : disk_stat_path_.c_str();
+  plan.tracing_on_fd = trace_ ? trace_->tracing_on_fd() : -1;
+  plan.write = req_.write;
+  plan.map_shared = req_.map_shared;
+  plan.advice = madvise_flag(req_.advice);
+  plan.cache = req_.cache;
+  plan.write_buf = write_buf_.data();
+  plan.write_chunk = write_buf_.size();
+  plan.warm_buf = warm_buf_.empty() ? nullptr : warm_buf_.data();
+  plan.warm_chunk = warm_buf_.size();
+  plan.parent = ::getpid();
+  plan.report = report_.get();
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return Status::IoError(fmt::format("pipe for the probe child: {}", sys::errno_text(errno)));
+  }
+  plan.report_fd = fds[1];
+  const int64_t oom_before = cgroup_ ? cgroup_->oom_kills() : -1;
+  child_ = ::fork();
+  if (child_ < 0) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::IoError(fmt::format("fork of the probe child: {}", sys::errno_text(err)));
+  }
+  if (child_ == 0) {
+    ::close(fds[0]);
+    child_main(plan);
+  }
+  ::close(fds[1]);
+
+  // Read the report; poll so a signal to the probe is seen within 100 ms.
+  ChildReport* r = report_.get();
+  char* dst = reinterpret_cast<char*>(r);
+  size_t got = 0;
+  bool killed = false;
+  while (got < sizeof *r) {
+    if (sys::interrupted() && !killed) {
+      ::kill(child_, SIGKILL);
+      killed = true;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int n = ::poll(&pfd, 1, 100);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    ssize_t rd = ::read(fds[0], dst + got, sizeof *r - got);
+    if (rd < 0 && errno == EINTR) continue;
+    if (rd <= 0) break;
+    got += static_cast<size_t>(rd);
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  FAULTLINE_RETURN_IF_ERROR(reap_child(&wstatus));
+  if (killed || sys::interrupted()) return interrupted_status(fmt::format("repetition {}", k));
+
+  if (WIFSIGNALED(wstatus)) {
+    const int64_t oom_after = cgroup_ ? cgroup_->oom_kills() : -1;
+    std::string why;
+    if (oom_after > oom_before && oom_before >= 0) {
+      why = fmt::format(" by the OOM killer of {} (memory_limit_bytes {} too small for the pages "
+                        "it cannot reclaim: anonymous copies, tmpfs)",
+                        cgroup_->dir(), req_.memory_limit_bytes);
+    }
+    return Status::IoError(fmt::format("probe child (repetition {}) killed by signal {}{}", k,
+                                       WTERMSIG(wstatus), why));
+  }
+  if (got == sizeof *r && r->failed != 0) {
+    r->what[sizeof r->what - 1] = '\0';
+    return Status::IoError(
+        fmt::format("probe child: {}: {}", r->what, sys::errno_text(r->err)));
+  }
+  if (got != sizeof *r || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Status::IoError(fmt::format(
+        "probe child (repetition {}) exited with status {} after sending {} of {} report bytes",
+        k, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, got, sizeof *r));
+  }
+  r->vmstat0[sizeof r->vmstat0 - 1] = r->vmstat1[sizeof r->vmstat1 - 1] = '\0';
+  r->disk0[sizeof r->disk0 - 1] = r->disk1[sizeof r->disk1 - 1] = '\0';
+  r->status[sizeof r->status - 1] = '\0';
+
+  Counters& c = *counters;
+  c["minflt"] = static_cast<double>(r->minflt1 - r->minflt0);
+  c["majflt"] = static_cast<double>(r->majflt1 - r->majflt0);
+  c["elapsed_s"] = static_cast<double>(r->t1_ns - r->t0_ns) / 1e9;
+  // Every /proc/vmstat item as a delta; pgpgin (all block devices) is renamed
+  // so "pgpgin" can mean this probe's own device.
+  const auto v0 = sys::parse_key_values(r->vmstat0);
+  const auto v1 = sys::parse_key_values(r->vmstat1);
+  for (const auto& [key, after] : v1) {
+    auto it = v0.find(key);
+    if (it == v0.end()) continue;
+    c[key == "pgpgin" ? std::string("vmstat.pgpgin") : key] = static_cast<double>(after - it->second);
+  }
+  if (plan.disk_stat != nullptr) {
+    const auto d0 = disk_fields(r->disk0), d1 = disk_fields(r->disk1);
+    if (d0.size() < 3 || d1.size() < 3) {
+      return Status::IoError(fmt::format("{}: unexpected content \"{}\"", disk_stat_path_,
+                                         sys::trim(r->disk1)));
+    }
+    c["pgpgin"] = static_cast<double>(d1[2] - d0[2]) / 2;  // 512-byte sectors -> KiB
+    c["read_ios"] = static_cast<double>(d1[0] - d0[0]);
+  } else {
+    c["pgpgin"] = 0;
+    c["read_ios"] = 0;
+  }
+  c["rss_file_kb"] = static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssFile")));
+  c["rss_shmem_kb"] = static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssShmem")));
+  if (r->cache_before >= 0) c["cache_pages_before"] = static_cast<double>(r->cache_before);
+  if (r->cache_after >= 0) c["cache_pages_after"] = static_cast<double>(r->cache_after);
+  return Status::Ok();
+}
+
+Status Session::cleanup() {
+  if (cleaned_) return Status::Ok();
+  cleaned_ = true;
+  std::string errors;
+  auto add = [&errors](const Status& st) {
+    if (st.ok()) return;
+    if (!errors.empty()) errors += "; ";
+    errors += st.message();
+  };
+  if (child_ > 0) {
+    ::kill(child_, SIGKILL);
+    int wstatus = 0;
+    add(reap_child(&wstatus));
+  }
+  if (trace_) add(trace_->destroy());
+  trace_.reset();
+  if (cgroup_) add(cgroup_->destroy());
+  cgroup_.reset();
+  if (mounted_) {
+    bool lazy = false;
+    add(sys::unmount(paths_.mnt, 2000, &lazy));
+    if (lazy) notes()->push_back(fmt::format("{}: busy, unmounted lazily", paths_.mnt));
+    mounted_ = false;
+  }
+  if (!loop_.dev.empty()) {
+    add(ws::detach_loop(loop_.dev));
+    loop_ = {};
+  }
+  // Whatever is left below the run dir (and the dir itself).
+  if (dir_created_) add(ws::cleanup_run_dir(paths_.dir, notes()));
+  return errors.empty() ? Status::Ok() : Status::IoError("probe clean-up: " + errors);
+}
+
+class LiveProbe final : public Probe {
+ public:
+  Status run(const Request& req, Result* out, const ProgressFn& progress) override;
+};
+
+std::atomic<bool> g_live_run_active{false};
+
+Status LiveProbe::run(const Request& req, Result* out, const ProgressFn& progress) {
+  if (out == nullptr) return Status::InvalidArgument("probe: out is null");
+  *out = Result{};
+  FAULTLINE_RETURN_IF_ERROR(check_live_prerequisites(req));
+  // Names (run-<pid>, faultline-probe-<pid>) are per process: one run at a time.
+  if (g_live_run_active.exchange(true)) {
+    return Status::Unavailable("another live probe run is in progress in this process");
+  }
+  struct Release {
+    ~Release() { g_live_run_active = false; }
+  } release;
+  sys::SignalGuard guard;  // outlives the session: a signal cannot cut the clean-up short
+
+  Status st = cleanup_stale(req.workspace_root);
+  if (!st.ok()) out->notes.push_back("stale runs not fully cleaned: " + st.message());
+  out->host = read_host_info(&out->notes);
+
+  Session session(req, out);
+  st = session.setup();
+  for (int k = 0; st.ok() && k < req.repetitions; ++k) {
+    st = session.repetition(k);
+    if (st.ok() && progress) progress(k + 1, req.repetitions);
+  }
+  Status cleanup = session.cleanup();
+  if (sys::interrupted()) {
+    std::string msg = st.code() == Status::Code::kInterrupted
+                          ? st.message()
+                          : fmt::format("probe interrupted by signal {}", sys::interrupt_signal());
+    msg += cleanup.ok() ? "; cleaned up" : "; " + cleanup.message();
+    return Status::Interrupted(msg);
+  }
+  if (!st.ok()) return cleanup.ok() ? st : with_suffix(st, "; " + cleanup.message());
+  return cleanup;
+}
+
+}  // namespace
+
+std::unique_ptr<Probe> make_live_probe() { return std::make_unique<LiveProbe>(); }
+
+}  // namespace faultline::probe

@@ -1,0 +1,211 @@
+// probe_test.cc — the probe's parts that need no kernel privileges: the fake
+// probe, spread(), request checks, names, and the small parsers.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "probe/probe.h"
+#include "probe/sys.h"
+
+namespace faultline::probe {
+namespace {
+
+Request valid_request() {
+  Request req;
+  req.name = "unit";
+  req.file_bytes = 64 << 20;
+  req.pages = {0, 1, 2, 16383};
+  req.repetitions = 2;
+  return req;
+}
+
+TEST(FakeProbe, ReturnsCannedCountersPerRepetitionAndReportsProgress) {
+  Counters canned{{"pgpgin", 65536}, {"majflt", 512}};
+  auto probe = make_fake_probe(canned);
+  Request req = valid_request();
+  req.repetitions = 3;
+  Result out;
+  std::vector<std::pair<int, int>> calls;
+  Status st = probe->run(req, &out, [&](int done, int total) { calls.emplace_back(done, total); });
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(out.runs.size(), 3u);
+  for (const auto& run : out.runs) EXPECT_EQ(run, canned);
+  EXPECT_EQ(out.host.kernel_release, "fake");
+  EXPECT_EQ(out.host.lru_gen, "fake");
+  EXPECT_EQ(out.host.thp_enabled, "fake");
+  EXPECT_EQ(calls, (std::vector<std::pair<int, int>>{{1, 3}, {2, 3}, {3, 3}}));
+}
+
+TEST(FakeProbe, WorksWithoutProgressCallbackAndRejectsNullOut) {
+  auto probe = make_fake_probe({{"x", 1}});
+  Request req = valid_request();
+  Result out;
+  EXPECT_TRUE(probe->run(req, &out, nullptr).ok());
+  EXPECT_EQ(out.runs.size(), 2u);
+  EXPECT_EQ(probe->run(req, nullptr, nullptr).code(), Status::Code::kInvalidArgument);
+  req.repetitions = 0;
+  EXPECT_EQ(probe->run(req, &out, nullptr).code(), Status::Code::kInvalidArgument);
+}
+
+TEST(Spread, OddCount) {
+  std::vector<Counters> runs = {{{"a", 5}}, {{"a", 1}}, {{"a", 3}}};
+  Spread s = spread(runs, "a");
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+}
+
+TEST(Spread, EvenCountAveragesTheMiddlePair) {
+  std::vector<Counters> runs = {{{"a", 10}}, {{"a", 1}}, {{"a", 4}}, {{"a", 2}}};
+  Spread s = spread(runs, "a");
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+}
+
+TEST(Spread, SkipsRunsWithoutTheKey) {
+  std::vector<Counters> runs = {{{"a", 7}}, {{"b", 100}}, {{"a", 9}, {"b", 1}}};
+  Spread s = spread(runs, "a");
+  EXPECT_DOUBLE_EQ(s.median, 8);
+  EXPECT_DOUBLE_EQ(s.min, 7);
+  EXPECT_DOUBLE_EQ(s.max, 9);
+  Spread none = spread(runs, "missing");
+  EXPECT_DOUBLE_EQ(none.median, 0);
+  EXPECT_DOUBLE_EQ(none.min, 0);
+  EXPECT_DOUBLE_EQ(none.max, 0);
+  EXPECT_DOUBLE_EQ(spread({}, "a").median, 0);
+}
+
+TEST(Prerequisites, ZeroFileSize) {
+  Request req = valid_request();
+  req.file_bytes = 0;
+  Status st = check_live_prerequisites(req);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("file_bytes"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, PageBeyondTheFile) {
+  Request req = valid_request();
+  req.pages = {0, 16384};  // 64 MiB = pages 0..16383
+  Status st = check_live_prerequisites(req);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("pages[1]"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, LastPartialPageIsInside) {
+  Request req = valid_request();
+  req.file_bytes = 4096 * 3 + 1;  // 4 pages, the last one partial
+  req.pages = {3};
+  Status st = check_live_prerequisites(req);
+  EXPECT_NE(st.code(), Status::Code::kInvalidArgument) << st.message();
+}
+
+TEST(Prerequisites, NoPages) {
+  Request req = valid_request();
+  req.pages.clear();
+  Status st = check_live_prerequisites(req);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("pages"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, NoRepetitions) {
+  Request req = valid_request();
+  req.repetitions = 0;
+  Status st = check_live_prerequisites(req);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("repetitions"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, NameMustNotBeAPath) {
+  Request req = valid_request();
+  req.name = "../etc";
+  Status st = check_live_prerequisites(req);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("name"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, ZeroChunks) {
+  Request req = valid_request();
+  req.write_chunk_bytes = 0;
+  EXPECT_EQ(check_live_prerequisites(req).code(), Status::Code::kInvalidArgument);
+  req = valid_request();
+  req.warm_chunk_bytes = 0;
+  EXPECT_EQ(check_live_prerequisites(req).code(), Status::Code::kInvalidArgument);
+}
+
+TEST(Prerequisites, NonRootGetsPermission) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root";
+  Status st = check_live_prerequisites(valid_request());
+  EXPECT_EQ(st.code(), Status::Code::kPermission);
+  EXPECT_NE(st.message().find("root"), std::string::npos) << st.message();
+}
+
+TEST(Prerequisites, LiveProbeRunRejectsBadRequestBeforeTouchingAnything) {
+  Request req = valid_request();
+  req.repetitions = 0;
+  req.workspace_root = "/nonexistent/faultline-probe-test";
+  Result out;
+  Status st = make_live_probe()->run(req, &out, nullptr);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(out.runs.empty());
+}
+
+TEST(Names, ToString) {
+  EXPECT_STREQ(to_string(FsType::kExt4), "ext4");
+  EXPECT_STREQ(to_string(FsType::kXfs), "xfs");
+  EXPECT_STREQ(to_string(FsType::kTmpfs), "tmpfs");
+  EXPECT_STREQ(to_string(Advice::kNormal), "normal");
+  EXPECT_STREQ(to_string(Advice::kRandom), "random");
+  EXPECT_STREQ(to_string(Advice::kSequential), "sequential");
+  EXPECT_STREQ(to_string(Advice::kWillneed), "willneed");
+  EXPECT_STREQ(to_string(CacheState::kCold), "cold");
+  EXPECT_STREQ(to_string(CacheState::kWarmRead), "warm-read");
+  EXPECT_STREQ(to_string(CacheState::kWarmWrite), "warm-write");
+}
+
+TEST(Sys, ParseKeyValues) {
+  auto kv = sys::parse_key_values("pgpgin 12\npgfault 99\nbogus\nnr_x -3\n");
+  EXPECT_EQ(kv.size(), 3u);
+  EXPECT_EQ(kv["pgpgin"], 12);
+  EXPECT_EQ(kv["pgfault"], 99);
+  EXPECT_EQ(kv["nr_x"], -3);
+}
+
+TEST(Sys, StatusField) {
+  const char* status = "Name:\tx\nRssAnon:\t  100 kB\nRssFile:\t  65536 kB\nRssShmem:\t0 kB\n";
+  EXPECT_EQ(sys::status_field(status, "RssFile"), 65536);
+  EXPECT_EQ(sys::status_field(status, "RssShmem"), 0);
+  EXPECT_EQ(sys::status_field(status, "Rss"), -1);
+  EXPECT_EQ(sys::status_field(status, "VmSwap"), -1);
+}
+
+TEST(Sys, PidFromName) {
+  EXPECT_EQ(sys::pid_from_name("run-123", "run-"), 123);
+  EXPECT_EQ(sys::pid_from_name("run-", "run-"), -1);
+  EXPECT_EQ(sys::pid_from_name("run-12x", "run-"), -1);
+  EXPECT_EQ(sys::pid_from_name("faultline-probe-77", "faultline-"), -1);
+  EXPECT_EQ(sys::pid_from_name("faultline-probe-77", "faultline-probe-"), 77);
+}
+
+TEST(Sys, PidAlive) {
+  EXPECT_TRUE(sys::pid_alive(::getpid()));
+  EXPECT_FALSE(sys::pid_alive(-1));
+}
+
+TEST(Sys, RunCommandCapturesOutputAndExitCode) {
+  auto res = sys::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->exit_code, 3);
+  EXPECT_EQ(res->out, "out\n");
+  EXPECT_EQ(res->err, "err\n");
+  auto missing = sys::run_command({"faultline-no-such-program"});
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  auto failed = sys::run_checked({"sh", "-c", "echo boom >&2; exit 1"});
+  EXPECT_EQ(failed.status().code(), Status::Code::kIoError);
+  EXPECT_NE(failed.status().message().find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faultline::probe

@@ -1,0 +1,158 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace faultline::report {
+namespace {
+
+std::vector<std::string> unique_in_order(const std::vector<RunResult>& runs, bool cases) {
+  std::vector<std::string> out;
+  for (const RunResult& r : runs) {
+    const std::string& n = cases ? r.case_name : r.variant;
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+const RunResult* find(const std::vector<RunResult>& runs, const std::string& c,
+                      const std::string& v) {
+  for (const RunResult& r : runs) {
+    if (r.case_name == c && r.variant == v) return &r;
+  }
+  return nullptr;
+}
+
+using CellFn = std::string (*)(const RunResult&);
+
+void matrix(std::string& out, const std::string& title, const std::vector<RunResult>& runs,
+            CellFn cell) {
+  const auto cases = unique_in_order(runs, true);
+  const auto variants = unique_in_order(runs, false);
+  size_t w0 = 8;
+  for (const auto& c : cases) w0 = std::max(w0, c.size());
+  std::vector<size_t> w(variants.size());
+  for (size_t j = 0; j < variants.size(); ++j) {
+    w[j] = variants[j].size();
+    for (const auto& c : cases) {
+      if (const RunResult* r = find(runs, c, variants[j])) w[j] = std::max(w[j], cell(*r).size());
+    }
+  }
+  out += title + "\n";
+  out += fmt::format("{:<{}}", "workload", w0);
+  for (size_t j = 0; j < variants.size(); ++j) out += fmt::format("  {:>{}}", variants[j], w[j]);
+  out += "\n";
+  for (const auto& c : cases) {
+    out += fmt::format("{:<{}}", c, w0);
+    for (size_t j = 0; j < variants.size(); ++j) {
+      const RunResult* r = find(runs, c, variants[j]);
+      out += fmt::format("  {:>{}}", r ? cell(*r) : "-", w[j]);
+    }
+    out += "\n";
+  }
+  out += "\n";
+}
+
+std::string gib_time(const RunResult& r) {
+  return fmt::format("{:.3f} GiB/{:.3f}s", r.get("pgpgin") / (1024.0 * 1024.0), r.get("elapsed_s"));
+}
+std::string faults(const RunResult& r) {
+  return fmt::format("{}/{}", format_number(r.get("majflt")), format_number(r.get("minflt")));
+}
+std::string readahead(const RunResult& r) {
+  return fmt::format("{}/{}/{}", format_number(r.get("model.ra_readaround_windows")),
+                     format_number(r.get("model.ra_async_windows")),
+                     format_number(r.get("model.mmap_miss_max")));
+}
+
+}  // namespace
+
+std::string format_number(double v) {
+  if (std::isfinite(v) && std::fabs(v) < 9e15 && v == std::floor(v)) {
+    return fmt::format("{}", static_cast<long long>(v));
+  }
+  return fmt::format("{:.6g}", v);
+}
+
+std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
+  std::string out;
+  out += fmt::format("{}: {}\n", meta.scenario, meta.description);
+  if (!runs.empty()) {
+    auto key = [&](const char* k) {
+      const std::string* v = runs.front().config_value(k);
+      return v ? *v : std::string("?");
+    };
+    out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
+                       key("kernel.profile"), key("access.seed"), runs.size());
+  }
+  matrix(out, "pgpgin GiB / estimated elapsed seconds", runs, gib_time);
+  matrix(out, "major / minor faults (majflt/minflt)", runs, faults);
+  matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
+  return out;
+}
+
+std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
+  nlohmann::ordered_json j;
+  j["faultline"] = {{"version", meta.version}};
+  j["scenario"] = {{"name", meta.scenario}, {"description", meta.description},
+                   {"source", meta.source}};
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const RunResult& r : runs) {
+    nlohmann::ordered_json o;
+    o["case"] = r.case_name;
+    o["variant"] = r.variant;
+    nlohmann::ordered_json cfg;
+    for (const auto& [k, v] : r.config) cfg[k] = v;
+    o["config"] = cfg;
+    nlohmann::ordered_json ctr;
+    for (const Counter& c : r.counters) {
+      if (std::isfinite(c.value) && std::fabs(c.value) < 9e15 && c.value == std::floor(c.value)) {
+        ctr[c.name] = static_cast<long long>(c.value);
+      } else {
+        ctr[c.name] = c.value;
+      }
+    }
+    o["counters"] = ctr;
+    // The command line that reruns exactly this row.
+    std::string cmd = "faultline run";
+    if (meta.source != "<built-in>" && !meta.source.empty()) cmd += " " + meta.source;
+    cmd += " --only '" + r.case_name + "/" + r.variant + "'";
+    o["rerun"] = cmd;
+    arr.push_back(o);
+  }
+  j["runs"] = arr;
+  return j.dump(2) + "\n";
+}
+
+std::string format_csv(const std::vector<RunResult>& runs) {
+  std::string out;
+  if (runs.empty()) return out;
+  auto esc = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+  };
+  std::vector<std::string> counters;
+  for (const RunResult& r : runs) {
+    for (const Counter& c : r.counters) {
+      if (std::find(counters.begin(), counters.end(), c.name) == counters.end()) counters.push_back(c.name);
+    }
+  }
+  out += "case,variant";
+  for (const auto& [k, v] : runs.front().config) out += "," + k;
+  for (const auto& c : counters) out += "," + c;
+  out += "\n";
+  for (const RunResult& r : runs) {
+    out += esc(r.case_name) + "," + esc(r.variant);
+    for (const auto& [k, v] : r.config) out += "," + esc(v);
+    for (const auto& c : counters) out += "," + format_number(r.get(c, NAN));
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace faultline::report

@@ -1,0 +1,30 @@
+// report.h — printers of run results: a table for people, JSON and CSV for
+// scripts. Printers read RunResult values only; they never reach into mm/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "faultline/stats.h"
+
+namespace faultline::report {
+
+struct Meta {
+  std::string scenario;
+  std::string description;
+  std::string source;
+  std::string version;
+};
+
+// A matrix (cases x variants) shaped like the seed cover letter: pgpgin and
+// the estimated elapsed time, then faults, then readahead decisions.
+std::string format_table(const Meta& meta, const std::vector<RunResult>& runs);
+// Every counter and every effective key of every run.
+std::string format_json(const Meta& meta, const std::vector<RunResult>& runs);
+std::string format_csv(const std::vector<RunResult>& runs);
+
+// Numbers printed the same way everywhere: integers without a decimal
+// point, others with up to 6 significant digits.
+std::string format_number(double v);
+
+}  // namespace faultline::report

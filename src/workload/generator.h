@@ -1,0 +1,42 @@
+// generator.h — access streams: which page of the mapping each access touches.
+//
+// Generators are the one seam for workloads (a virtual call per batch, never
+// per access). The registry in registry.cc is an explicit table. Streams are
+// deterministic: the same spec and seed give the same pages, on any machine,
+// which is what lets the probe replay exactly what the model saw.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace faultline::workload {
+
+struct AccessSpec {
+  std::string pattern = "random";
+  uint64_t pages = 0;    // pages of the mapping (> 0)
+  uint64_t count = 0;    // accesses
+  uint64_t stride = 1;   // pages (stride)
+  uint64_t start = 0;    // first page (sequential, stride)
+  uint64_t seed = 1;
+};
+
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  // Fills out with the next pages; returns how many (0 at the end).
+  virtual size_t next(std::span<uint64_t> out) = 0;
+  virtual uint64_t total() const = 0;
+};
+
+Result<std::unique_ptr<Generator>> make_generator(const AccessSpec& spec);
+// The whole stream in memory (the probe hands it to its child process).
+Result<std::vector<uint64_t>> generate_all(const AccessSpec& spec);
+// Pattern names, in registry order.
+std::vector<std::string> pattern_names();
+
+}  // namespace faultline::workload
