@@ -17,8 +17,8 @@
 namespace faultline {
 
 struct MachineConfig {
-  uint64_t memory = 8ULL << 30;        // RAM of the machine (bytes)
-  uint64_t memory_limit = 0;           // cgroup memory limit of the workload; 0: none
+  uint64_t memory = 8ULL << 30;             // RAM of the machine (bytes)
+  uint64_t memory_limit = 0;                // cgroup memory limit of the workload; 0: none
   std::optional<uint64_t> kernel_reserved;  // memory not available to caches; unset: estimated
   uint64_t cgroup_overhead = 1ULL << 20;    // non-cache charges of the workload under a limit
 };
@@ -32,30 +32,30 @@ struct DeviceConfig {
 
 struct FileConfig {
   uint64_t size = 1ULL << 30;
-  std::string fs = "ext4";             // ext4 | xfs | tmpfs
-  std::string cache = "cold";          // cold | warm-read | warm-write
-  uint64_t write_chunk = 1ULL << 20;   // write(2) size that created the file (folio sizes)
-  uint64_t warm_chunk = 1ULL << 20;    // read(2) size of the warm-read pass
-  std::string large_folios = "auto";   // auto | on | off (auto: per file system and profile)
-  uint32_t tmpfs_huge_order = 0;       // tmpfs huge=: 0 = never
+  std::string fs = "ext4";            // ext4 | xfs | tmpfs
+  std::string cache = "cold";         // cold | warm-read | warm-write
+  uint64_t write_chunk = 1ULL << 20;  // write(2) size that created the file (folio sizes)
+  uint64_t warm_chunk = 1ULL << 20;   // read(2) size of the warm-read pass
+  std::string large_folios = "auto";  // auto | on | off (auto: per file system and profile)
+  uint32_t tmpfs_huge_order = 0;      // tmpfs huge=: 0 = never
 };
 
 struct MappingConfig {
-  bool shared = true;                  // MAP_SHARED, else MAP_PRIVATE
-  std::string madvise = "normal";      // normal | random | sequential | willneed | hugepage
-  uint64_t offset = 0;                 // file offset of the mapping (bytes, page aligned)
-  uint64_t length = 0;                 // bytes; 0: to the end of the file
-  uint64_t align_offset = 0;           // pages past a 2 MiB boundary where the VMA starts
+  bool shared = true;              // MAP_SHARED, else MAP_PRIVATE
+  std::string madvise = "normal";  // normal | random | sequential | willneed | hugepage
+  uint64_t offset = 0;             // file offset of the mapping (bytes, page aligned)
+  uint64_t length = 0;             // bytes; 0: to the end of the file
+  uint64_t align_offset = 0;       // pages past a 2 MiB boundary where the VMA starts
 };
 
 struct AccessConfig {
-  std::string pattern = "random";      // random | sequential | stride
-  double fraction = 0.01;              // accesses = fraction x pages of the mapping
-  uint64_t count = 0;                  // accesses; overrides fraction when > 0
-  uint64_t stride = 1;                 // pages between accesses (stride pattern)
-  uint64_t start = 0;                  // first page (sequential and stride)
+  std::string pattern = "random";  // random | sequential | stride
+  double fraction = 0.01;          // accesses = fraction x pages of the mapping
+  uint64_t count = 0;              // accesses; overrides fraction when > 0
+  uint64_t stride = 1;             // pages between accesses (stride pattern)
+  uint64_t start = 0;              // first page (sequential and stride)
   uint64_t seed = 1;
-  std::string op = "read";             // read | write
+  std::string op = "read";  // read | write
 };
 
 // Kernel behaviour. The profile sets every switch; an explicit key overrides it.

@@ -11,9 +11,9 @@
 namespace faultline {
 
 struct SimOptions {
-  int jobs = 0;            // runs in parallel; 0: one per core
-  bool progress = true;    // a progress line on stderr after two seconds
-  std::string trace_dir;   // if set, the model's tracepoints of each run go here
+  int jobs = 0;           // runs in parallel; 0: one per core
+  bool progress = true;   // a progress line on stderr after two seconds
+  std::string trace_dir;  // if set, the model's tracepoints of each run go here
 };
 
 // Runs every planned run; results come back in plan order whatever the

@@ -8,13 +8,13 @@
 namespace faultline {
 
 struct Counter {
-  std::string name;   // kernel name (pgpgin, pgmajfault, minflt, ...) or model.*
+  std::string name;  // kernel name (pgpgin, pgmajfault, minflt, ...) or model.*
   double value = 0;
 };
 
 struct RunResult {
-  std::string case_name;     // row of the matrix ("random", "stride1021")
-  std::string variant;       // column ("baseline", "P1+P2")
+  std::string case_name;  // row of the matrix ("random", "stride1021")
+  std::string variant;    // column ("baseline", "P1+P2")
   std::vector<std::pair<std::string, std::string>> config;  // effective keys
   std::vector<Counter> counters;                            // stable order
 

@@ -1,9 +1,9 @@
 // cmd_run.cc — `faultline run` and `faultline keys`.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
-#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "faultline/scenario.h"
@@ -27,8 +27,8 @@ struct RunArgs {
 };
 
 void do_run(const RunArgs& a) {
-  Result<Scenario> sc = a.scenario.empty() ? Result<Scenario>(default_scenario())
-                                           : load_scenario(a.scenario);
+  Result<Scenario> sc =
+      a.scenario.empty() ? Result<Scenario>(default_scenario()) : load_scenario(a.scenario);
   if (!sc.ok()) return fail(sc.status());
   auto plan = plan_runs(*sc, a.sets);
   if (!plan.ok()) return fail(plan.status());
@@ -75,9 +75,8 @@ void set_exit_code(int rc) { g_exit_code = rc; }
 
 void fail(const Status& st) {
   std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
-  g_exit_code = st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound
-                    ? 2
-                    : 1;
+  g_exit_code =
+      st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound ? 2 : 1;
 }
 
 Status write_output(const std::string& path, const std::string& text) {
@@ -125,8 +124,9 @@ void add_keys_command(CLI::App& app) {
   CLI::App* keys = app.add_subcommand("keys", "list every scenario key with its default");
   keys->callback([] {
     for (const KeyDoc& d : key_docs()) {
-      std::printf("%-34s %-10s %-22s %s\n", d.key.c_str(), d.type.size() > 10 ? "choice" : d.type.c_str(),
-                  d.default_value.c_str(), d.doc.c_str());
+      std::printf("%-34s %-10s %-22s %s\n", d.key.c_str(),
+                  d.type.size() > 10 ? "choice" : d.type.c_str(), d.default_value.c_str(),
+                  d.doc.c_str());
     }
   });
 }

@@ -87,47 +87,51 @@ struct KeyDef {
   Getter get;
 };
 
-#define FL_U64(field)                                                  \
+#define FL_U64(field)                                                   \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     auto r = parse_u64(k, v);                                           \
     if (!r.ok()) return r.status();                                     \
     c.field = *r;                                                       \
     return Status::Ok();                                                \
   }
-#define FL_U32(field)                                                  \
+#define FL_U32(field)                                                   \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     auto r = parse_u32(k, v);                                           \
     if (!r.ok()) return r.status();                                     \
     c.field = *r;                                                       \
     return Status::Ok();                                                \
   }
-#define FL_BYTES(field)                                                \
+#define FL_BYTES(field)                                                 \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     auto r = parse_bytes(k, v);                                         \
     if (!r.ok()) return r.status();                                     \
     c.field = *r;                                                       \
     return Status::Ok();                                                \
   }
-#define FL_DOUBLE(field)                                               \
+#define FL_DOUBLE(field)                                                \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     auto r = parse_double(k, v);                                        \
     if (!r.ok()) return r.status();                                     \
     c.field = *r;                                                       \
     return Status::Ok();                                                \
   }
-#define FL_BOOL(field)                                                 \
+#define FL_BOOL(field)                                                  \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     auto r = parse_bool(k, v);                                          \
     if (!r.ok()) return r.status();                                     \
     c.field = *r;                                                       \
     return Status::Ok();                                                \
   }
-#define FL_CHOICE(field, ...)                                          \
+#define FL_CHOICE(field, ...)                                           \
   [](Config& c, const std::string& k, const std::string& v) -> Status { \
     return parse_choice(k, v, {__VA_ARGS__}, &c.field);                 \
   }
-#define FL_GET(expr) [](const Config& c, const mm::KernelProfile& p) -> std::string { \
-    (void)c; (void)p; return expr; }
+#define FL_GET(expr)                                               \
+  [](const Config& c, const mm::KernelProfile& p) -> std::string { \
+    (void)c;                                                       \
+    (void)p;                                                       \
+    return expr;                                                   \
+  }
 
 const std::vector<KeyDef>& key_table() {
   static const std::vector<KeyDef> kKeys = {
@@ -195,8 +199,8 @@ const std::vector<KeyDef>& key_table() {
        FL_U64(access.count), FL_GET(std::to_string(c.access.count))},
       {"access.stride", "int", "pages between consecutive accesses (stride pattern)",
        FL_U64(access.stride), FL_GET(std::to_string(c.access.stride))},
-      {"access.start", "int", "first page touched (sequential and stride)",
-       FL_U64(access.start), FL_GET(std::to_string(c.access.start))},
+      {"access.start", "int", "first page touched (sequential and stride)", FL_U64(access.start),
+       FL_GET(std::to_string(c.access.start))},
       {"access.seed", "int", "seed of the random pattern", FL_U64(access.seed),
        FL_GET(std::to_string(c.access.seed))},
       {"access.op", "read|write", "one-byte load or store per access",
@@ -222,35 +226,25 @@ const std::vector<KeyDef>& key_table() {
        },
        FL_GET(std::to_string(p.fault_around_bytes))},
       {"kernel.mmap_miss_p1", "bool", "seed 1 patch 1: credit only the faulting address",
-       FL_BOOL(kernel.mmap_miss_p1),
-       FL_GET(fmt_bool(p.mmap_miss_p1))},
+       FL_BOOL(kernel.mmap_miss_p1), FL_GET(fmt_bool(p.mmap_miss_p1))},
       {"kernel.mmap_miss_p2", "bool", "seed 1 patch 2: no credit on FAULT_FLAG_TRIED retries",
-       FL_BOOL(kernel.mmap_miss_p2),
-       FL_GET(fmt_bool(p.mmap_miss_p2))},
+       FL_BOOL(kernel.mmap_miss_p2), FL_GET(fmt_bool(p.mmap_miss_p2))},
       {"kernel.shmem_fault_around", "bool", "seed 4: shmem maps pages around the fault",
-       FL_BOOL(kernel.shmem_fault_around),
-       FL_GET(fmt_bool(p.shmem_fault_around))},
+       FL_BOOL(kernel.shmem_fault_around), FL_GET(fmt_bool(p.shmem_fault_around))},
       {"kernel.batched_rss", "bool", "seed 3: one RSS update per filemap_map_pages call",
-       FL_BOOL(kernel.batched_rss),
-       FL_GET(fmt_bool(p.batched_rss))},
+       FL_BOOL(kernel.batched_rss), FL_GET(fmt_bool(p.batched_rss))},
       {"kernel.per_vma_lock", "bool", "faults try the per-VMA lock first",
-       FL_BOOL(kernel.per_vma_lock),
-       FL_GET(fmt_bool(p.per_vma_lock))},
+       FL_BOOL(kernel.per_vma_lock), FL_GET(fmt_bool(p.per_vma_lock))},
       {"kernel.tried_after_major", "bool", "a major VMA-lock attempt retries with TRIED",
-       FL_BOOL(kernel.tried_after_major),
-       FL_GET(fmt_bool(p.tried_after_major))},
+       FL_BOOL(kernel.tried_after_major), FL_GET(fmt_bool(p.tried_after_major))},
       {"kernel.workingset_exclusion", "bool", "no mmap_miss credit for PG_workingset folios",
-       FL_BOOL(kernel.workingset_exclusion),
-       FL_GET(fmt_bool(p.map_pages_workingset_exclusion))},
+       FL_BOOL(kernel.workingset_exclusion), FL_GET(fmt_bool(p.map_pages_workingset_exclusion))},
       {"kernel.whole_folio_fault_around", "bool", "fault-around maps whole large folios",
-       FL_BOOL(kernel.whole_folio_fault_around),
-       FL_GET(fmt_bool(p.map_pages_whole_folio))},
+       FL_BOOL(kernel.whole_folio_fault_around), FL_GET(fmt_bool(p.map_pages_whole_folio))},
       {"kernel.file_pmd_mapping", "bool", "PMD-order file folios are mapped with one PMD",
-       FL_BOOL(kernel.file_pmd_mapping),
-       FL_GET(fmt_bool(p.file_pmd_mapping))},
+       FL_BOOL(kernel.file_pmd_mapping), FL_GET(fmt_bool(p.file_pmd_mapping))},
       {"kernel.prefault_young", "bool", "PTEs set by fault-around are young (x86)",
-       FL_BOOL(kernel.prefault_young),
-       FL_GET(fmt_bool(p.prefault_young))},
+       FL_BOOL(kernel.prefault_young), FL_GET(fmt_bool(p.prefault_young))},
   };
   return kKeys;
 }

@@ -4,7 +4,8 @@
 
 namespace faultline {
 
-const char* const kDefaultScenarioToml = R"toml(# Seed 1: "mm/filemap: tighten mmap_miss hit accounting" (P1, P2).
+const char* const kDefaultScenarioToml =
+    R"toml(# Seed 1: "mm/filemap: tighten mmap_miss hit accounting" (P1, P2).
 #
 # The cover letter's 20 GiB case: an 8 GiB guest, read_ahead_kb 8192, a cold
 # cache, 1 % of the file's pages touched one byte each, MADV_NORMAL, through

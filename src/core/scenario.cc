@@ -1,9 +1,10 @@
 #include "faultline/scenario.h"
 
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "util/check.h"
 
@@ -11,8 +12,8 @@ namespace faultline {
 namespace {
 
 const std::set<std::string>& config_sections() {
-  static const std::set<std::string> k = {"machine", "device", "file", "mapping", "access",
-                                          "kernel"};
+  static const std::set<std::string> k = {"machine", "device", "file",
+                                          "mapping", "access", "kernel"};
   return k;
 }
 
@@ -38,7 +39,9 @@ Result<std::vector<NamedOverrides>> parse_named(const toml::node& n, const std::
                                                 const std::string& src) {
   std::vector<NamedOverrides> out;
   const toml::array* arr = n.as_array();
-  if (!arr) return Status::InvalidArgument(src + ": '" + what + "' must be an array of tables ([[" + what + "]])");
+  if (!arr)
+    return Status::InvalidArgument(src + ": '" + what + "' must be an array of tables ([[" + what +
+                                   "]])");
   std::set<std::string> names;
   for (const toml::node& item : *arr) {
     const toml::table* t = item.as_table();
@@ -47,13 +50,17 @@ Result<std::vector<NamedOverrides>> parse_named(const toml::node& n, const std::
     for (const auto& [k, v] : *t) {
       const std::string key(k.str());
       if (key == "name") {
-        if (!v.is_string()) return Status::InvalidArgument(src + ": " + what + ".name must be a string");
+        if (!v.is_string())
+          return Status::InvalidArgument(src + ": " + what + ".name must be a string");
         o.name = *v.value<std::string>();
       } else if (key == "set") {
         const toml::array* s = v.as_array();
-        if (!s) return Status::InvalidArgument(src + ": " + what + ".set must be an array of \"KEY=VALUE\"");
+        if (!s)
+          return Status::InvalidArgument(src + ": " + what +
+                                         ".set must be an array of \"KEY=VALUE\"");
         for (const toml::node& e : *s) {
-          if (!e.is_string()) return Status::InvalidArgument(src + ": " + what + ".set entries must be strings");
+          if (!e.is_string())
+            return Status::InvalidArgument(src + ": " + what + ".set entries must be strings");
           o.set.push_back(*e.value<std::string>());
         }
       } else {
@@ -71,7 +78,8 @@ Result<std::vector<NamedOverrides>> parse_named(const toml::node& n, const std::
 
 Status parse_expect(const toml::node& n, const std::string& src, Scenario* sc) {
   const toml::array* arr = n.as_array();
-  if (!arr) return Status::InvalidArgument(src + ": 'expect' must be an array of tables ([[expect]])");
+  if (!arr)
+    return Status::InvalidArgument(src + ": 'expect' must be an array of tables ([[expect]])");
   for (const toml::node& item : *arr) {
     const toml::table* t = item.as_table();
     if (!t) return Status::InvalidArgument(src + ": each [[expect]] must be a table");
@@ -79,7 +87,8 @@ Status parse_expect(const toml::node& n, const std::string& src, Scenario* sc) {
     for (const auto& [k, v] : *t) {
       const std::string key(k.str());
       auto num = [&](std::optional<double>* out) -> Status {
-        if (!v.is_number()) return Status::InvalidArgument(src + ": expect." + key + " must be a number");
+        if (!v.is_number())
+          return Status::InvalidArgument(src + ": expect." + key + " must be a number");
         *out = *v.value<double>();
         return Status::Ok();
       };
@@ -101,7 +110,8 @@ Status parse_expect(const toml::node& n, const std::string& src, Scenario* sc) {
     }
     if (e.counter.empty()) return Status::InvalidArgument(src + ": an [[expect]] has no counter");
     if (!e.eq && !e.min && !e.max) {
-      return Status::InvalidArgument(src + ": [[expect]] for " + e.counter + " has no eq, min or max");
+      return Status::InvalidArgument(src + ": [[expect]] for " + e.counter +
+                                     " has no eq, min or max");
     }
     sc->expectations.push_back(std::move(e));
   }
@@ -117,13 +127,16 @@ Status parse_probe(const toml::table& t, const std::string& src, ProbeSettings* 
       }
       p->repetitions = static_cast<int>(*v.value<int64_t>());
     } else if (key == "trace") {
-      if (!v.is_boolean()) return Status::InvalidArgument(src + ": probe.trace must be true or false");
+      if (!v.is_boolean())
+        return Status::InvalidArgument(src + ": probe.trace must be true or false");
       p->trace_events = *v.value<bool>();
     } else if (key == "tolerance") {
       const toml::table* tt = v.as_table();
       if (!tt) return Status::InvalidArgument(src + ": probe.tolerance must be a table");
       for (const auto& [ck, cv] : *tt) {
-        if (!cv.is_number()) return Status::InvalidArgument(src + ": probe.tolerance." + std::string(ck.str()) + " must be a number");
+        if (!cv.is_number())
+          return Status::InvalidArgument(src + ": probe.tolerance." + std::string(ck.str()) +
+                                         " must be a number");
         bool replaced = false;
         for (auto& [name, tol] : p->tolerance) {
           if (name == ck.str()) {
@@ -157,11 +170,13 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   for (const auto& [k, v] : root) {
     const std::string key(k.str());
     if (key == "name" || key == "description") {
-      if (!v.is_string()) return Status::InvalidArgument(source + ": '" + key + "' must be a string");
+      if (!v.is_string())
+        return Status::InvalidArgument(source + ": '" + key + "' must be a string");
       (key == "name" ? sc.name : sc.description) = *v.value<std::string>();
     } else if (config_sections().count(key)) {
       const toml::table* t = v.as_table();
-      if (!t) return Status::InvalidArgument(source + ": '" + key + "' must be a table ([" + key + "])");
+      if (!t)
+        return Status::InvalidArgument(source + ": '" + key + "' must be a table ([" + key + "])");
       for (const auto& [fk, fv] : *t) {
         const std::string full = key + "." + std::string(fk.str());
         auto text_value = scalar_text(fv, source + ": " + full);

@@ -61,8 +61,7 @@ class TextTracer final : public mm::Tracer {
                           "size=%u async_size=%u start=%llu ra_pages=%u mmap_miss=%u\n",
                           (unsigned long long)e.seq, (int)name.size(), name.data(), e.ino,
                           (unsigned long long)e.index, e.req_count, e.order, e.ra_size,
-                          e.ra_async_size, (unsigned long long)e.ra_start, e.ra_pages,
-                          e.mmap_miss);
+                          e.ra_async_size, (unsigned long long)e.ra_start, e.ra_pages, e.mmap_miss);
     }
     out_.write(buf, n);
   }
@@ -73,7 +72,8 @@ class TextTracer final : public mm::Tracer {
 
 std::string file_safe(const std::string& s) {
   std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : s)
+    o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return o;
 }
 
@@ -86,8 +86,9 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   std::vector<uint64_t> totals(runs.size(), 0);
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
-  const int jobs = opts.jobs > 0 ? opts.jobs
-                                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int jobs = opts.jobs > 0
+                       ? opts.jobs
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   auto worker = [&] {
     auto engine = engine::make_serial_engine();
@@ -142,7 +143,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
     if (printed && tty) std::fprintf(stderr, "\r%80s\r", "");
   });
   std::vector<std::thread> pool;
-  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(runs.size())); ++j) pool.emplace_back(worker);
+  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(runs.size())); ++j)
+    pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
   {

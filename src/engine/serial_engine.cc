@@ -6,8 +6,8 @@
 // the access stream. Counters are the deltas over madvise + accesses.
 #include <array>
 
-#include "engine/engine.h"
 #include "core/profile_resolve.h"
+#include "engine/engine.h"
 #include "mm/filemap.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
@@ -63,7 +63,8 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   }
 
   mm::Mm mm;
-  const uint64_t map_len = cfg.mapping.length ? cfg.mapping.length : cfg.file.size - cfg.mapping.offset;
+  const uint64_t map_len =
+      cfg.mapping.length ? cfg.mapping.length : cfg.file.size - cfg.mapping.offset;
   const uint64_t map_pages = (map_len + mm::kPageSize - 1) >> mm::kPageShift;
   mm::vm_flags_t flags = mm::VM_READ;
   if (cfg.access.op == "write") flags |= mm::VM_WRITE;

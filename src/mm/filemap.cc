@@ -13,8 +13,7 @@ namespace {
 // (the kernel returns the pinned file).
 bool maybe_unlock_mmap_for_io(const VmFault& vmf) {
   const fault_flags_t f = vmf.flags;
-  return (f & FAULT_FLAG_ALLOW_RETRY) && !(f & FAULT_FLAG_TRIED) &&
-         !(f & FAULT_FLAG_RETRY_NOWAIT);
+  return (f & FAULT_FLAG_ALLOW_RETRY) && !(f & FAULT_FLAG_TRIED) && !(f & FAULT_FLAG_RETRY_NOWAIT);
 }
 
 void mmap_miss_set(Kernel& k, FileRaState& ra, uint32_t value, const AddressSpace& as) {
@@ -62,8 +61,8 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *file->mapping;
   const vm_flags_t vm_flags = vmf.vma->vm_flags;
   ReadaheadControl rac{file, &as, &ra, vmf.pgoff, /*sync=*/true};
-  const bool thp = (vm_flags & VM_HUGEPAGE) && as.large_folio_support() &&
-                   as.max_order() >= kHpagePmdOrder;
+  const bool thp =
+      (vm_flags & VM_HUGEPAGE) && as.large_folio_support() && as.max_order() >= kHpagePmdOrder;
   bool dropped = false;
   if (!thp) {
     // If we don't want any read-ahead, don't bother.
@@ -102,8 +101,8 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   if (vm_flags & VM_EXEC) {
     // exec_folio_order() is 0 on x86: a forward window with no marker.
     const pgoff_t start = std::max<pgoff_t>(vmf.pgoff, vmf.vma->vm_pgoff);
-    const pgoff_t end = std::min<pgoff_t>(start + ra.ra_pages,
-                                          vmf.vma->vm_pgoff + vmf.vma->nr_pages());
+    const pgoff_t end =
+        std::min<pgoff_t>(start + ra.ra_pages, vmf.vma->vm_pgoff + vmf.vma->nr_pages());
     ra.start = start;
     ra.size = static_cast<uint32_t>(end - start);
     ra.async_size = 0;
@@ -179,11 +178,13 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   const pgoff_t file_end = as.nr_pages() - 1;
   end_pgoff = std::min(end_pgoff, file_end);
   k.vmstat().inc(VmEvent::fault_around_calls);
-  k.trace({.kind = TraceKind::kFilemapMapPages, .ino = as.ino(), .index = start_pgoff,
+  k.trace({.kind = TraceKind::kFilemapMapPages,
+           .ino = as.ino(),
+           .index = start_pgoff,
            .end = end_pgoff});
   vm_fault_t ret = 0;
-  uint32_t local_miss = 0;   // baseline credit: pages found mappable
-  uint32_t p1_credit = 0;    // P1 credit: the faulting address was mapped
+  uint32_t local_miss = 0;  // baseline credit: pages found mappable
+  uint32_t p1_credit = 0;   // P1 credit: the faulting address was mapped
   uint64_t rss = 0;
   const MmCounter counter = as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES;
   pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
@@ -191,8 +192,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     const pgoff_t first_head = as.head(idx);
     const bool inside_eof = first_head + as.folio_nr_pages(first_head) - 1 <= file_end;
     if ((inside_eof || as.shmem()) && pmd_none(vma, vmf.vpage) &&
-        as.order(first_head) == kHpagePmdOrder &&
-        do_set_pmd(k, vmf, first_head, start_pgoff)) {
+        as.order(first_head) == kHpagePmdOrder && do_set_pmd(k, vmf, first_head, start_pgoff)) {
       ret = VM_FAULT_NOPAGE;
       idx = kNoIndex;  // filemap_map_pmd() mapped it all
     }
@@ -225,7 +225,8 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       if (p == vmf.pgoff) map_ret |= VM_FAULT_NOPAGE;
     }
     rss += mapped_here;
-    if (!prof.batched_rss && mapped_here) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(mapped_here));
+    if (!prof.batched_rss && mapped_here)
+      vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(mapped_here));
     ret |= map_ret;
     if ((map_ret & VM_FAULT_NOPAGE) && !workingset) ++p1_credit;
     idx = next_uptodate_folio(as, head + nr, end_pgoff);
@@ -365,7 +366,8 @@ void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
       // __filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(bytes))
       unsigned order = ilog2(bytes) > kPageShift ? ilog2(bytes) - kPageShift : 0;
       order = std::min(order, as.max_order());
-      if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
+      if (index & ((uint64_t{1} << order) - 1))
+        order = static_cast<unsigned>(__builtin_ctzll(index));
       while (order > 0 && (index + (uint64_t{1} << order) > as.nr_pages() ||
                            as.any_present(index, uint64_t{1} << order))) {
         --order;

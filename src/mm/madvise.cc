@@ -6,9 +6,9 @@ namespace faultline::mm {
 
 bool parse_madvise(std::string_view name, Madvise* out) {
   static constexpr std::pair<std::string_view, Madvise> kTable[] = {
-      {"normal", Madvise::kNormal},     {"random", Madvise::kRandom},
+      {"normal", Madvise::kNormal},         {"random", Madvise::kRandom},
       {"sequential", Madvise::kSequential}, {"willneed", Madvise::kWillneed},
-      {"dontneed", Madvise::kDontneed}, {"hugepage", Madvise::kHugepage},
+      {"dontneed", Madvise::kDontneed},     {"hugepage", Madvise::kHugepage},
   };
   for (const auto& [n, m] : kTable) {
     if (n == name) {
@@ -21,12 +21,18 @@ bool parse_madvise(std::string_view name, Madvise* out) {
 
 std::string_view madvise_name(Madvise m) {
   switch (m) {
-    case Madvise::kNormal: return "normal";
-    case Madvise::kRandom: return "random";
-    case Madvise::kSequential: return "sequential";
-    case Madvise::kWillneed: return "willneed";
-    case Madvise::kDontneed: return "dontneed";
-    case Madvise::kHugepage: return "hugepage";
+    case Madvise::kNormal:
+      return "normal";
+    case Madvise::kRandom:
+      return "random";
+    case Madvise::kSequential:
+      return "sequential";
+    case Madvise::kWillneed:
+      return "willneed";
+    case Madvise::kDontneed:
+      return "dontneed";
+    case Madvise::kHugepage:
+      return "hugepage";
   }
   return "?";
 }

@@ -227,8 +227,8 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
     }
     pte = 0;
   }
-  for (uint64_t s = vma.pmd_slot(first); s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1);
-       ++s) {
+  for (uint64_t s = vma.pmd_slot(first);
+       s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1); ++s) {
     vma.pmd_mapped[s] = 0;
   }
   if (file_pages) vma.vm_mm->add_mm_counter(mm_counter_file(*as), -file_pages);

@@ -11,8 +11,8 @@ namespace faultline::mm {
 // struct vm_fault: one attempt at one address.
 struct VmFault {
   Vma* vma;
-  uint64_t vpage;        // page index inside the VMA
-  pgoff_t pgoff;         // file page (vm_pgoff + vpage)
+  uint64_t vpage;  // page index inside the VMA
+  pgoff_t pgoff;   // file page (vm_pgoff + vpage)
   fault_flags_t flags;
   pgoff_t folio = kNoIndex;  // head of the folio ->fault returned locked
 };

@@ -27,12 +27,12 @@ namespace faultline::mm {
 //                         |<-------- async_size ----->|
 struct FileRaState {
   pgoff_t start = 0;
-  uint32_t size = 0;         // pages
-  uint32_t async_size = 0;   // pages; the first of them carries PG_readahead
-  uint32_t ra_pages = 32;    // max window, copied from the bdi at open()
-  uint16_t order = 0;        // preferred folio order of the last window
-  uint16_t mmap_miss = 0;    // mmap miss balance (do_sync_mmap_readahead)
-  int64_t prev_pos = -1;     // byte after the last read(2); never set by faults
+  uint32_t size = 0;        // pages
+  uint32_t async_size = 0;  // pages; the first of them carries PG_readahead
+  uint32_t ra_pages = 32;   // max window, copied from the bdi at open()
+  uint16_t order = 0;       // preferred folio order of the last window
+  uint16_t mmap_miss = 0;   // mmap miss balance (do_sync_mmap_readahead)
+  int64_t prev_pos = -1;    // byte after the last read(2); never set by faults
 };
 
 // fmode bits of struct file the model reads.
@@ -49,10 +49,10 @@ struct File {
 // Per-PTE bits of a VMA page.
 enum PteBits : uint8_t {
   kPtePresent = 1u << 0,
-  kPteYoung = 1u << 1,    // Accessed bit
-  kPteWrite = 1u << 2,    // writable
+  kPteYoung = 1u << 1,  // Accessed bit
+  kPteWrite = 1u << 2,  // writable
   kPteDirty = 1u << 3,
-  kPteAnon = 1u << 4,     // maps a private (COW) copy, not the file page
+  kPteAnon = 1u << 4,  // maps a private (COW) copy, not the file page
 };
 
 struct Mm;
@@ -60,12 +60,12 @@ struct Mm;
 // struct vm_area_struct: a file mapping (file != nullptr) or anonymous memory.
 struct Vma {
   Mm* vm_mm = nullptr;
-  uint64_t vm_start = 0;   // virtual page number of the first page
-  uint64_t vm_end = 0;     // virtual page number past the last page
-  pgoff_t vm_pgoff = 0;    // file page mapped at vm_start
+  uint64_t vm_start = 0;  // virtual page number of the first page
+  uint64_t vm_end = 0;    // virtual page number past the last page
+  pgoff_t vm_pgoff = 0;   // file page mapped at vm_start
   vm_flags_t vm_flags = VM_READ;
   File* vm_file = nullptr;
-  bool shmem_ops = false;  // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
+  bool shmem_ops = false;           // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
   std::vector<uint8_t> ptes;        // PteBits per page of the VMA
   std::vector<uint8_t> pte_table;   // 1 if the PTE table of that 2 MiB span exists
   std::vector<uint8_t> pmd_mapped;  // 1 if that 2 MiB span is mapped by one PMD
@@ -73,9 +73,7 @@ struct Vma {
   uint64_t nr_pages() const { return vm_end - vm_start; }
   bool has_recency() const;  // vma_has_recency()
   // PMD slot (2 MiB span) of a VMA page, counted from the span holding vm_start.
-  uint64_t pmd_slot(uint64_t vpage) const {
-    return ((vm_start + vpage) >> 9) - (vm_start >> 9);
-  }
+  uint64_t pmd_slot(uint64_t vpage) const { return ((vm_start + vpage) >> 9) - (vm_start >> 9); }
 };
 
 // RSS counter index (enum mm counters, include/linux/mm_types_task.h).
@@ -112,28 +110,30 @@ struct LruEntry {
 struct Lruvec {
   std::deque<LruEntry> inactive;  // front = head (newest), back = tail
   std::deque<LruEntry> active;
-  uint64_t nr_inactive = 0;       // pages
-  uint64_t nr_active = 0;         // pages
-  uint32_t nonresident_age = 0;   // workingset clock (lruvec->nonresident_age)
+  uint64_t nr_inactive = 0;      // pages
+  uint64_t nr_active = 0;        // pages
+  uint32_t nonresident_age = 0;  // workingset clock (lruvec->nonresident_age)
   uint32_t next_seq = 1;
+  uint64_t ratio_gb = 0;        // inactive_is_low() cache: size in GiB ...
+  uint64_t inactive_ratio = 1;  // ... and int_sqrt(10 x GiB) for it
 };
 
 // Device behind the file system: the bdi's readahead limits plus a latency
 // and bandwidth model used only for the elapsed-time estimate.
 struct BackingDev {
-  uint32_t ra_pages = 32;        // read_ahead_kb / 4
-  uint32_t io_pages = 256;       // max_sectors_kb / 4
+  uint32_t ra_pages = 32;   // read_ahead_kb / 4
+  uint32_t io_pages = 256;  // max_sectors_kb / 4
   double bandwidth_bytes_per_s = 2.0e9;
-  double latency_ns = 100e3;     // per synchronous read batch
+  double latency_ns = 100e3;  // per synchronous read batch
 };
 
 // CPU costs of the model's elapsed-time estimate (nanoseconds).
 struct CpuCosts {
-  double fault_ns = 700;         // one fault attempt: trap, lookup, accounting
-  double map_page_ns = 15;       // one PTE set by fault-around or finish_fault
-  double add_folio_ns = 250;     // allocate + insert one folio in the page cache
-  double evict_folio_ns = 300;   // reclaim one folio
-  double access_ns = 2;          // a load that hits a present PTE
+  double fault_ns = 700;        // one fault attempt: trap, lookup, accounting
+  double map_page_ns = 15;      // one PTE set by fault-around or finish_fault
+  double add_folio_ns = 250;    // allocate + insert one folio in the page cache
+  double evict_folio_ns = 300;  // reclaim one folio
+  double access_ns = 2;         // a load that hits a present PTE
 };
 
 class Kernel {
@@ -161,7 +161,9 @@ class Kernel {
   // Memory accounting: pages charged (page cache + anon) against capacity.
   uint64_t capacity_pages() const { return capacity_pages_; }
   uint64_t nr_charged() const { return nr_charged_; }
-  void charge(int64_t nr) { nr_charged_ = static_cast<uint64_t>(static_cast<int64_t>(nr_charged_) + nr); }
+  void charge(int64_t nr) {
+    nr_charged_ = static_cast<uint64_t>(static_cast<int64_t>(nr_charged_) + nr);
+  }
 
   // Estimated time: the CPU timeline and the device queue.
   double now_ns() const { return now_ns_; }

@@ -9,22 +9,19 @@ AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsign
       max_order_(max_order),
       nr_pages_((size_bytes + kPageSize - 1) >> kPageShift) {
   FAULTLINE_CHECK(nr_pages_ < (uint64_t{1} << 32));
-  flags_.assign(nr_pages_, 0);
-  order_.assign(nr_pages_, 0);
-  shadow_.assign(nr_pages_, 0);
-  lru_seq_.assign(nr_pages_, 0);
+  slots_.assign(nr_pages_, Slot{});
 }
 
 pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {
   for (pgoff_t i = index; i <= end && i < nr_pages_; ++i) {
-    if (flags_[i] & kPgPresent) return i;
+    if (slots_[i].flags & kPgPresent) return i;
   }
   return kNoIndex;
 }
 
 bool AddressSpace::any_present(pgoff_t index, uint64_t nr) const {
   for (pgoff_t i = index; i < index + nr && i < nr_pages_; ++i) {
-    if (flags_[i] & kPgPresent) return true;
+    if (slots_[i].flags & kPgPresent) return true;
   }
   return false;
 }
@@ -35,14 +32,15 @@ bool AddressSpace::install(pgoff_t index, unsigned order, uint32_t* shadow_age, 
   FAULTLINE_DCHECK(index + nr <= round_up(nr_pages_, nr));
   bool found = false;
   for (pgoff_t i = index; i < index + nr && i < nr_pages_; ++i) {
-    FAULTLINE_DCHECK(!(flags_[i] & kPgPresent));
-    if (!found && (flags_[i] & kPgShadow)) {
+    Slot& s = slots_[i];
+    FAULTLINE_DCHECK(!(s.flags & kPgPresent));
+    if (!found && (s.flags & kPgShadow)) {
       found = true;
-      *shadow_age = shadow_[i];
-      *shadow_ws = flags_[i] & kPgShadowWs;
+      *shadow_age = s.shadow;
+      *shadow_ws = s.flags & kPgShadowWs;
     }
-    flags_[i] = kPgPresent;
-    order_[i] = static_cast<uint8_t>(order);
+    s.flags = kPgPresent;
+    s.order = static_cast<uint8_t>(order);
   }
   // A large folio may extend past EOF (its tail slots are beyond nr_pages_);
   // only the in-file part is tracked, and counted.
@@ -51,14 +49,11 @@ bool AddressSpace::install(pgoff_t index, unsigned order, uint32_t* shadow_age, 
 }
 
 void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workingset) {
-  const uint64_t nr = uint64_t{1} << order_[head];
-  const uint16_t sh = shadow ? static_cast<uint16_t>(kPgShadow | (workingset ? kPgShadowWs : 0))
-                             : uint16_t{0};
-  lru_seq_[head] = 0;
+  const uint64_t nr = uint64_t{1} << slots_[head].order;
+  const uint16_t sh =
+      shadow ? static_cast<uint16_t>(kPgShadow | (workingset ? kPgShadowWs : 0)) : uint16_t{0};
   for (pgoff_t i = head; i < head + nr && i < nr_pages_; ++i) {
-    flags_[i] = sh;
-    order_[i] = 0;
-    shadow_[i] = age;
+    slots_[i] = Slot{sh, 0, 0, age, 0};
   }
   nr_cached_ -= std::min<uint64_t>(nr, nr_pages_ - head);
 }

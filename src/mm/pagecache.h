@@ -4,8 +4,8 @@
 // whether a folio covers it, the order of that folio, and, where no folio is,
 // a workingset shadow entry. Folio flags live on the head page. Page-cache
 // folios are naturally aligned, so the head of any index is
-// round_down(index, 1 << order). Dense arrays cost ~11 bytes per page of file
-// and make window scans over thousands of pages a tight loop.
+// round_down(index, 1 << order). A dense array costs 12 bytes per page of
+// file and makes window scans over thousands of pages a tight loop.
 #pragma once
 
 #include <cstdint>
@@ -20,18 +20,18 @@ struct Vma;
 
 // Per-page bits.
 enum PageBits : uint16_t {
-  kPgPresent = 1u << 0,      // a folio covers this index
-  kPgShadow = 1u << 1,       // a workingset shadow entry sits here
-  kPgShadowWs = 1u << 2,     // the shadow's workingset bit
+  kPgPresent = 1u << 0,   // a folio covers this index
+  kPgShadow = 1u << 1,    // a workingset shadow entry sits here
+  kPgShadowWs = 1u << 2,  // the shadow's workingset bit
   // Folio flags, valid on the head page only.
-  kPgUptodate = 1u << 3,     // PG_uptodate
-  kPgReadahead = 1u << 4,    // PG_readahead: the async readahead marker
-  kPgWorkingset = 1u << 5,   // PG_workingset
-  kPgActive = 1u << 6,       // PG_active: on the active list
-  kPgReferenced = 1u << 7,   // PG_referenced
-  kPgDirty = 1u << 8,        // PG_dirty
-  kPgSwapBacked = 1u << 9,   // PG_swapbacked: shmem/tmpfs
-  kPgLru = 1u << 10,         // PG_lru: on an LRU list
+  kPgUptodate = 1u << 3,    // PG_uptodate
+  kPgReadahead = 1u << 4,   // PG_readahead: the async readahead marker
+  kPgWorkingset = 1u << 5,  // PG_workingset
+  kPgActive = 1u << 6,      // PG_active: on the active list
+  kPgReferenced = 1u << 7,  // PG_referenced
+  kPgDirty = 1u << 8,       // PG_dirty
+  kPgSwapBacked = 1u << 9,  // PG_swapbacked: shmem/tmpfs
+  kPgLru = 1u << 10,        // PG_lru: on an LRU list
 };
 
 class AddressSpace {
@@ -48,25 +48,27 @@ class AddressSpace {
   // ceil(i_size / PAGE_SIZE): indices at or past this are beyond EOF.
   pgoff_t nr_pages() const { return nr_pages_; }
 
-  bool present(pgoff_t i) const { return flags_[i] & kPgPresent; }
-  bool has_shadow(pgoff_t i) const { return flags_[i] & kPgShadow; }
-  unsigned order(pgoff_t i) const { return order_[i]; }
-  pgoff_t head(pgoff_t i) const { return round_down(i, uint64_t{1} << order_[i]); }
-  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order_[head]; }
-  uint16_t folio_flags(pgoff_t head) const { return flags_[head]; }
-  bool test(pgoff_t head, uint16_t bit) const { return flags_[head] & bit; }
-  void set(pgoff_t head, uint16_t bit) { flags_[head] = static_cast<uint16_t>(flags_[head] | bit); }
+  bool present(pgoff_t i) const { return slots_[i].flags & kPgPresent; }
+  bool has_shadow(pgoff_t i) const { return slots_[i].flags & kPgShadow; }
+  unsigned order(pgoff_t i) const { return slots_[i].order; }
+  pgoff_t head(pgoff_t i) const { return round_down(i, uint64_t{1} << slots_[i].order); }
+  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << slots_[head].order; }
+  uint16_t folio_flags(pgoff_t head) const { return slots_[head].flags; }
+  bool test(pgoff_t head, uint16_t bit) const { return slots_[head].flags & bit; }
+  void set(pgoff_t head, uint16_t bit) {
+    slots_[head].flags = static_cast<uint16_t>(slots_[head].flags | bit);
+  }
   void clear(pgoff_t head, uint16_t bit) {
-    flags_[head] = static_cast<uint16_t>(flags_[head] & ~bit);
+    slots_[head].flags = static_cast<uint16_t>(slots_[head].flags & ~bit);
   }
   bool test_and_clear(pgoff_t head, uint16_t bit) {
     const bool was = test(head, bit);
     clear(head, bit);
     return was;
   }
-  uint32_t shadow_age(pgoff_t i) const { return shadow_[i]; }
-  uint32_t lru_seq(pgoff_t head) const { return lru_seq_[head]; }
-  void set_lru_seq(pgoff_t head, uint32_t seq) { lru_seq_[head] = seq; }
+  uint32_t shadow_age(pgoff_t i) const { return slots_[i].shadow; }
+  uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
+  void set_lru_seq(pgoff_t head, uint32_t seq) { slots_[head].lru_seq = seq; }
 
   // First index in [index, end] covered by an uptodate folio, or kNoIndex.
   pgoff_t next_present(pgoff_t index, pgoff_t end) const;
@@ -91,10 +93,17 @@ class AddressSpace {
   unsigned max_order_;
   pgoff_t nr_pages_;
   uint64_t nr_cached_ = 0;
-  std::vector<uint16_t> flags_;
-  std::vector<uint8_t> order_;
-  std::vector<uint32_t> shadow_;   // nonresident_age at eviction (valid with kPgShadow)
-  std::vector<uint32_t> lru_seq_;  // LRU entry sequence of the folio (head only)
+  // Everything the model keeps per page, in one 12-byte slot: reclaim
+  // touches pages long after they were inserted, so one cache miss per page
+  // instead of one per field.
+  struct Slot {
+    uint16_t flags = 0;
+    uint8_t order = 0;
+    uint8_t unused = 0;
+    uint32_t shadow = 0;   // nonresident_age at eviction (valid with kPgShadow)
+    uint32_t lru_seq = 0;  // LRU entry sequence of the folio (head only)
+  };
+  std::vector<Slot> slots_;
   std::vector<Vma*> i_mmap_;
 };
 

@@ -25,8 +25,7 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
                        uint16_t extra_flags);
 
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
-void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head,
-                         uint64_t req_count);
+void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);
 void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra);
 void do_page_cache_ra(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_read,
                       uint64_t lookahead_size);

@@ -13,13 +13,13 @@ using pgoff_t = uint64_t;
 
 inline constexpr unsigned kPageShift = 12;
 inline constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;
-inline constexpr unsigned kPtrsPerPte = 512;      // one PTE table maps 2 MiB
-inline constexpr unsigned kHpagePmdOrder = 9;     // HPAGE_PMD_ORDER
+inline constexpr unsigned kPtrsPerPte = 512;   // one PTE table maps 2 MiB
+inline constexpr unsigned kHpagePmdOrder = 9;  // HPAGE_PMD_ORDER
 inline constexpr unsigned kHpagePmdNr = 1u << kHpagePmdOrder;
-inline constexpr unsigned kMaxPagecacheOrder = 9; // MAX_PAGECACHE_ORDER with THP (x86-64)
-inline constexpr uint32_t kMmapLotsamiss = 100;   // MMAP_LOTSAMISS (mm/filemap.c)
-inline constexpr uint32_t kSwapClusterMax = 32;   // SWAP_CLUSTER_MAX
-inline constexpr pgoff_t kNoIndex = ~pgoff_t{0};  // ULONG_MAX as a "none" index
+inline constexpr unsigned kMaxPagecacheOrder = 9;  // MAX_PAGECACHE_ORDER with THP (x86-64)
+inline constexpr uint32_t kMmapLotsamiss = 100;    // MMAP_LOTSAMISS (mm/filemap.c)
+inline constexpr uint32_t kSwapClusterMax = 32;    // SWAP_CLUSTER_MAX
+inline constexpr pgoff_t kNoIndex = ~pgoff_t{0};   // ULONG_MAX as a "none" index
 
 // vm_fault_t bits (include/linux/mm_types.h), only those the model produces.
 using vm_fault_t = uint32_t;
@@ -60,7 +60,9 @@ inline constexpr uint64_t round_down(uint64_t x, uint64_t align) { return x & ~(
 inline constexpr uint64_t round_up(uint64_t x, uint64_t align) {
   return (x + align - 1) & ~(align - 1);
 }
-inline constexpr unsigned ilog2(uint64_t x) { return 63u - static_cast<unsigned>(__builtin_clzll(x)); }
+inline constexpr unsigned ilog2(uint64_t x) {
+  return 63u - static_cast<unsigned>(__builtin_clzll(x));
+}
 inline constexpr uint64_t roundup_pow_of_two(uint64_t x) {
   return x <= 1 ? 1 : uint64_t{1} << (ilog2(x - 1) + 1);
 }

@@ -77,11 +77,17 @@ int folio_referenced(AddressSpace& as, pgoff_t head, bool* exec) {
   return referenced;
 }
 
-// inactive_is_low() for the file LRU.
-bool inactive_is_low(const Lruvec& lv) {
+// inactive_is_low() for the file LRU: the inactive list should hold at least
+// 1/(1 + int_sqrt(10 x GiB)) of the file pages. The square root is cached
+// per size in GiB: reclaim asks for every folio it scans.
+bool inactive_is_low(Lruvec& lv) {
+  if (lv.nr_active == 0) return false;
   const uint64_t gb = (lv.nr_inactive + lv.nr_active) >> (30 - kPageShift);
-  const uint64_t ratio = gb ? static_cast<uint64_t>(std::sqrt(static_cast<double>(10 * gb))) : 1;
-  return lv.nr_inactive * ratio < lv.nr_active;
+  if (gb != lv.ratio_gb) {
+    lv.ratio_gb = gb;
+    lv.inactive_ratio = gb ? static_cast<uint64_t>(std::sqrt(static_cast<double>(10 * gb))) : 1;
+  }
+  return lv.nr_inactive * lv.inactive_ratio < lv.nr_active;
 }
 
 // shrink_active_list(): deactivates up to nr_to_scan pages from the active tail.
@@ -133,7 +139,7 @@ uint64_t shrink_one_inactive(Kernel& k) {
       k.vmstat().inc(VmEvent::pgactivate, nr);
       return 0;
     }
-    as->set(head, kPgReferenced);                    // FOLIOREF_KEEP: a second trip
+    as->set(head, kPgReferenced);  // FOLIOREF_KEEP: a second trip
     lru_push_head(k, *as, head, /*active=*/false);
     k.vmstat().inc(VmEvent::pgrotated, nr);
     return 0;
@@ -200,7 +206,9 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   if (as.test(head, kPgLru)) lru_del(k, as, head);
   const bool ws = as.test(head, kPgWorkingset);
   const uint32_t age = shadow && !as.shmem() ? workingset_eviction(k, nr) : 0;
-  k.trace({.kind = TraceKind::kDeleteFromPageCache, .ino = as.ino(), .index = head,
+  k.trace({.kind = TraceKind::kDeleteFromPageCache,
+           .ino = as.ino(),
+           .index = head,
            .order = as.order(head)});
   as.remove(head, shadow && !as.shmem(), age, ws);
   k.charge(-static_cast<int64_t>(in_file));

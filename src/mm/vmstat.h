@@ -11,46 +11,46 @@
 
 namespace faultline::mm {
 
-#define FAULTLINE_VM_EVENTS(X)                                                        \
-  X(pgpgin, "pgpgin")               /* KiB submitted for read (submit_bio) */         \
-  X(pgpgout, "pgpgout")             /* KiB written back */                            \
-  X(pgfault, "pgfault")             /* completed fault attempts (mm_account_fault) */ \
-  X(pgmajfault, "pgmajfault")       /* page-cache misses in filemap_fault */          \
-  X(workingset_refault_file, "workingset_refault_file")                              \
-  X(workingset_activate_file, "workingset_activate_file")                            \
-  X(workingset_restore_file, "workingset_restore_file")                              \
-  X(pgactivate, "pgactivate")                                                         \
-  X(pgdeactivate, "pgdeactivate")                                                     \
-  X(pgscan_file, "pgscan_file")                                                       \
-  X(pgsteal_file, "pgsteal_file")                                                     \
-  X(pgrotated, "pgrotated")         /* kept for a second trip (young PTE) */          \
-  X(vma_lock_success, "vma_lock_success")                                             \
-  X(vma_lock_retry, "vma_lock_retry")                                                 \
-  X(thp_file_mapped, "thp_file_mapped")                                               \
-  X(ra_readaround, "model.ra_readaround_windows")  /* do_sync_mmap_readahead I/O */   \
-  X(ra_sync, "model.ra_sync_windows")              /* page_cache_sync_ra windows */   \
-  X(ra_async, "model.ra_async_windows")            /* page_cache_async_ra windows */  \
-  X(ra_forced, "model.ra_forced")                  /* force_page_cache_ra calls */    \
-  X(ra_skipped_mmap_miss, "model.ra_skipped_mmap_miss") /* misses past LOTSAMISS */  \
-  X(single_folio_reads, "model.single_folio_reads")  /* ->read_folio on a fault */   \
-  X(fault_around_calls, "model.fault_around_calls")                                  \
-  X(fault_around_mapped, "model.fault_around_mapped") /* PTEs set by map_pages */     \
-  X(mmap_miss_credit, "model.mmap_miss_credit")     /* total subtracted */            \
-  X(mmap_miss_max, "model.mmap_miss_max")                                             \
-  X(fault_attempts, "model.fault_attempts")                                           \
-  X(fault_retries, "model.fault_retries")                                             \
-  X(accesses, "model.accesses")                                                       \
-  X(pte_hits, "model.pte_hits")                     /* accesses that did not fault */ \
-  X(pages_inserted, "model.pages_inserted")         /* folios added to page cache */  \
-  X(pages_evicted, "model.pages_evicted")                                             \
-  X(read_bios, "model.read_bios")                   /* contiguous read batches */     \
-  X(io_wait_ns, "model.io_wait_ns")                 /* synchronous waits, estimated */
+#define FAULTLINE_VM_EVENTS(X)                                                            \
+  X(pgpgin, "pgpgin")         /* KiB submitted for read (submit_bio) */                   \
+  X(pgpgout, "pgpgout")       /* KiB written back */                                      \
+  X(pgfault, "pgfault")       /* completed fault attempts (mm_account_fault) */           \
+  X(pgmajfault, "pgmajfault") /* page-cache misses in filemap_fault */                    \
+  X(workingset_refault_file, "workingset_refault_file")                                   \
+  X(workingset_activate_file, "workingset_activate_file")                                 \
+  X(workingset_restore_file, "workingset_restore_file")                                   \
+  X(pgactivate, "pgactivate")                                                             \
+  X(pgdeactivate, "pgdeactivate")                                                         \
+  X(pgscan_file, "pgscan_file")                                                           \
+  X(pgsteal_file, "pgsteal_file")                                                         \
+  X(pgrotated, "pgrotated") /* kept for a second trip (young PTE) */                      \
+  X(vma_lock_success, "vma_lock_success")                                                 \
+  X(vma_lock_retry, "vma_lock_retry")                                                     \
+  X(thp_file_mapped, "thp_file_mapped")                                                   \
+  X(ra_readaround, "model.ra_readaround_windows")       /* do_sync_mmap_readahead I/O */  \
+  X(ra_sync, "model.ra_sync_windows")                   /* page_cache_sync_ra windows */  \
+  X(ra_async, "model.ra_async_windows")                 /* page_cache_async_ra windows */ \
+  X(ra_forced, "model.ra_forced")                       /* force_page_cache_ra calls */   \
+  X(ra_skipped_mmap_miss, "model.ra_skipped_mmap_miss") /* misses past LOTSAMISS */       \
+  X(single_folio_reads, "model.single_folio_reads")     /* ->read_folio on a fault */     \
+  X(fault_around_calls, "model.fault_around_calls")                                       \
+  X(fault_around_mapped, "model.fault_around_mapped") /* PTEs set by map_pages */         \
+  X(mmap_miss_credit, "model.mmap_miss_credit")       /* total subtracted */              \
+  X(mmap_miss_max, "model.mmap_miss_max")                                                 \
+  X(fault_attempts, "model.fault_attempts")                                               \
+  X(fault_retries, "model.fault_retries")                                                 \
+  X(accesses, "model.accesses")                                                           \
+  X(pte_hits, "model.pte_hits")             /* accesses that did not fault */             \
+  X(pages_inserted, "model.pages_inserted") /* folios added to page cache */              \
+  X(pages_evicted, "model.pages_evicted")                                                 \
+  X(read_bios, "model.read_bios")   /* contiguous read batches */                         \
+  X(io_wait_ns, "model.io_wait_ns") /* synchronous waits, estimated */
 
 enum class VmEvent : uint8_t {
 #define FAULTLINE_X(id, name) id,
   FAULTLINE_VM_EVENTS(FAULTLINE_X)
 #undef FAULTLINE_X
-  kCount
+      kCount
 };
 
 inline constexpr size_t kNrVmEvents = static_cast<size_t>(VmEvent::kCount);

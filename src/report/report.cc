@@ -97,8 +97,8 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
 std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
   nlohmann::ordered_json j;
   j["faultline"] = {{"version", meta.version}};
-  j["scenario"] = {{"name", meta.scenario}, {"description", meta.description},
-                   {"source", meta.source}};
+  j["scenario"] = {
+      {"name", meta.scenario}, {"description", meta.description}, {"source", meta.source}};
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const RunResult& r : runs) {
     nlohmann::ordered_json o;
@@ -139,7 +139,8 @@ std::string format_csv(const std::vector<RunResult>& runs) {
   std::vector<std::string> counters;
   for (const RunResult& r : runs) {
     for (const Counter& c : r.counters) {
-      if (std::find(counters.begin(), counters.end(), c.name) == counters.end()) counters.push_back(c.name);
+      if (std::find(counters.begin(), counters.end(), c.name) == counters.end())
+        counters.push_back(c.name);
     }
   }
   out += "case,variant";

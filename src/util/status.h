@@ -12,12 +12,21 @@ namespace faultline {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIoError, kPermission, kUnavailable,
-                    kInterrupted };
+  enum class Code {
+    kOk,
+    kInvalidArgument,
+    kNotFound,
+    kIoError,
+    kPermission,
+    kUnavailable,
+    kInterrupted
+  };
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status Permission(std::string msg) { return {Code::kPermission, std::move(msg)}; }
@@ -38,8 +47,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T v) : value_(std::move(v)) {}          // NOLINT: implicit by design
-  Result(Status s) : status_(std::move(s)) {}    // NOLINT
+  Result(T v) : value_(std::move(v)) {}        // NOLINT: implicit by design
+  Result(Status s) : status_(std::move(s)) {}  // NOLINT
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   T& value() { return *value_; }
@@ -56,8 +65,8 @@ class Result {
 
 }  // namespace faultline
 
-#define FAULTLINE_RETURN_IF_ERROR(expr)          \
-  do {                                           \
-    ::faultline::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                   \
+#define FAULTLINE_RETURN_IF_ERROR(expr) \
+  do {                                  \
+    ::faultline::Status _st = (expr);   \
+    if (!_st.ok()) return _st;          \
   } while (0)

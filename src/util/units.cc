@@ -33,16 +33,23 @@ Result<uint64_t> parse_size(std::string_view text) {
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   if (i != s.size()) return Status::InvalidArgument("malformed size '" + s + "'");
   double mult = 1;
-  if (suffix.empty() || suffix == "b") mult = 1;
-  else if (suffix == "k" || suffix == "kb" || suffix == "kib") mult = 1024.0;
-  else if (suffix == "m" || suffix == "mb" || suffix == "mib") mult = 1024.0 * 1024;
-  else if (suffix == "g" || suffix == "gb" || suffix == "gib") mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "t" || suffix == "tb" || suffix == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
-  else return Status::InvalidArgument("unknown size suffix '" + suffix + "' in '" + s + "'");
+  if (suffix.empty() || suffix == "b")
+    mult = 1;
+  else if (suffix == "k" || suffix == "kb" || suffix == "kib")
+    mult = 1024.0;
+  else if (suffix == "m" || suffix == "mb" || suffix == "mib")
+    mult = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gb" || suffix == "gib")
+    mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tb" || suffix == "tib")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return Status::InvalidArgument("unknown size suffix '" + suffix + "' in '" + s + "'");
   const double bytes = number * mult;
   if (bytes > 1.8e19) return Status::InvalidArgument("size too large '" + s + "'");
   const double rounded = std::floor(bytes);
-  if (rounded != bytes) return Status::InvalidArgument("size is not a whole number of bytes '" + s + "'");
+  if (rounded != bytes)
+    return Status::InvalidArgument("size is not a whole number of bytes '" + s + "'");
   return static_cast<uint64_t>(rounded);
 }
 

@@ -18,10 +18,10 @@ namespace faultline::workload {
 
 struct AccessSpec {
   std::string pattern = "random";
-  uint64_t pages = 0;    // pages of the mapping (> 0)
-  uint64_t count = 0;    // accesses
-  uint64_t stride = 1;   // pages (stride)
-  uint64_t start = 0;    // first page (sequential, stride)
+  uint64_t pages = 0;   // pages of the mapping (> 0)
+  uint64_t count = 0;   // accesses
+  uint64_t stride = 1;  // pages (stride)
+  uint64_t start = 0;   // first page (sequential, stride)
   uint64_t seed = 1;
 };
 

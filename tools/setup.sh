@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what faultline needs on a fresh Debian 12 machine (run as root).
+# Idempotent: packages already present are left as they are.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
+  e2fsprogs xfsprogs util-linux
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need root to install packages (sudo $0)" >&2
+    exit 2
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
