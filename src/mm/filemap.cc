@@ -64,6 +64,19 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   const bool thp =
       (vm_flags & VM_HUGEPAGE) && as.large_folio_support() && as.max_order() >= kHpagePmdOrder;
   bool dropped = false;
+  if (thp && k.profile().thp_ra_before_mmap_miss) {
+    // ≤6.18: the THP branch comes first, whatever VM_RAND_READ, VM_SEQ_READ,
+    // ra_pages or mmap_miss say, and never touches mmap_miss.
+    dropped = maybe_unlock_mmap_for_io(vmf);
+    rac.index = round_down(vmf.pgoff, kHpagePmdNr);
+    ra.size = kHpagePmdNr;
+    if (!(vm_flags & VM_RAND_READ)) ra.size *= 2;
+    ra.async_size = kHpagePmdNr;
+    ra.order = kHpagePmdOrder;
+    k.vmstat().inc(VmEvent::ra_readaround);
+    page_cache_ra_order(k, rac, ra);
+    return dropped;
+  }
   if (!thp) {
     // If we don't want any read-ahead, don't bother.
     if ((vm_flags & VM_RAND_READ) && !(vm_flags & VM_EXEC)) return false;
@@ -144,30 +157,6 @@ bool pmd_none(const Vma& vma, uint64_t vpage) {
   return !vma.pte_table[slot] && !vma.pmd_mapped[slot];
 }
 
-// do_set_pmd(): maps a PMD-order folio with one PMD entry. The folio's head
-// must be the page asked for and its 2 MiB must be PMD-aligned inside the VMA.
-bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head, pgoff_t page) {
-  Vma& vma = *vmf.vma;
-  AddressSpace& as = *vma.vm_file->mapping;
-  if (!k.profile().file_pmd_mapping || as.order(head) != kHpagePmdOrder || page != head) {
-    return false;
-  }
-  if (head < vma.vm_pgoff) return false;
-  const uint64_t vpage = head - vma.vm_pgoff;
-  if ((vma.vm_start + vpage) % kHpagePmdNr != 0 || vpage + kHpagePmdNr > vma.nr_pages()) {
-    return false;  // thp_vma_suitable_order()
-  }
-  if (head + kHpagePmdNr > as.nr_pages()) return false;
-  for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
-    vma.ptes[vpage + i] = static_cast<uint8_t>(kPtePresent | kPteYoung);
-  }
-  vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
-  vma.vm_mm->add_mm_counter(as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES, kHpagePmdNr);
-  k.vmstat().inc(VmEvent::thp_file_mapped);
-  k.cpu_work(k.cpu().map_page_ns * 8);
-  return true;
-}
-
 }  // namespace
 
 vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff_t end_pgoff) {
@@ -190,11 +179,20 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
   if (idx != kNoIndex) {
     const pgoff_t first_head = as.head(idx);
-    const bool inside_eof = first_head + as.folio_nr_pages(first_head) - 1 <= file_end;
-    if ((inside_eof || as.shmem()) && pmd_none(vma, vmf.vpage) &&
-        as.order(first_head) == kHpagePmdOrder && do_set_pmd(k, vmf, first_head, start_pgoff)) {
-      ret = VM_FAULT_NOPAGE;
-      idx = kNoIndex;  // filemap_map_pmd() mapped it all
+    // Do not map with a PMD across i_size (shmem excepted). The test is
+    // file_end >= folio_next_index(): the folio holding the last page of the
+    // file never passes it, even when it ends exactly at EOF.
+    const bool before_eof = file_end >= first_head + as.folio_nr_pages(first_head);
+    if (before_eof || as.shmem()) {
+      // filemap_map_pmd()
+      if (pmd_none(vma, vmf.vpage) && do_set_pmd(k, vmf, first_head)) {
+        ret = VM_FAULT_NOPAGE;
+        idx = kNoIndex;
+      }
+    } else if (pmd_none(vma, vmf.vpage)) {
+      // filemap_map_pmd() was skipped, so no PTE table was installed:
+      // pte_offset_map_lock() finds none; nothing is mapped or credited.
+      idx = kNoIndex;
     }
   }
   while (idx != kNoIndex) {
@@ -207,7 +205,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     // ...or the whole folio when it fits the VMA, one page table and EOF
     // (filemap_map_folio_range, 6.18+).
     if (nr > 1 && prof.map_pages_whole_folio && head >= vma.vm_pgoff &&
-        head + nr <= vma.vm_pgoff + vma.nr_pages() && (head + nr - 1 <= file_end || as.shmem())) {
+        head + nr <= vma.vm_pgoff + vma.nr_pages() && (file_end >= head + nr || as.shmem())) {
       const uint64_t vstart = vma.vm_start + (head - vma.vm_pgoff);
       if (vstart / kPtrsPerPte == (vstart + nr - 1) / kPtrsPerPte) {
         first = head;
@@ -344,6 +342,11 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
         as.head((static_cast<uint64_t>(last_pos) - 1) >> kPageShift) == heads[0] &&
         as.head(index) == heads[0];
     if (!same_folio && as.present(heads[0])) folio_mark_accessed(k, as, heads[0]);
+    for (size_t i = 1; i < n; ++i) {
+      if (as.present(heads[i]) && as.head(heads[i]) == heads[i]) {
+        folio_mark_accessed(k, as, heads[i]);
+      }
+    }
     const uint64_t batch_end =
         std::min<uint64_t>((heads[n - 1] + as.folio_nr_pages(heads[n - 1])) << kPageShift, isize);
     const uint64_t copied = std::min<uint64_t>(count, batch_end - pos);
@@ -372,7 +375,7 @@ void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
                            as.any_present(index, uint64_t{1} << order))) {
         --order;
       }
-      filemap_add_folio(k, as, index, order, kPgDirty);
+      filemap_add_folio(k, as, index, order, kPgDirty, /*gfp_write=*/true);
     }
     const pgoff_t head = as.head(index);
     as.set(head, kPgDirty);

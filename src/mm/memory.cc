@@ -48,34 +48,42 @@ vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
   return filemap_map_pages(k, vmf, start, end);
 }
 
-// finish_fault(): maps the folio ->fault returned, whole if it is large and
-// fits the VMA and one page table, else only the faulting page.
+// finish_fault(): maps the folio ->fault returned: with one PMD if it is of
+// PMD order and the page table is not there yet; whole if it is large, inside
+// EOF (shmem excepted), inside the VMA and one page table, and none of its
+// PTEs is set; otherwise only the faulting page.
 vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   AddressSpace& as = *vma.vm_file->mapping;
   const pgoff_t head = vmf.folio;
   const uint64_t nr = as.folio_nr_pages(head);
   const bool write = vmf.flags & FAULT_FLAG_WRITE;
-  if (nr > 1 && !write) {
+  const bool writable = write && (vma.vm_flags & VM_SHARED);
+  const MmCounter counter = mm_counter_file(as);
+  if (nr == kHpagePmdNr && !vma.pte_table[vma.pmd_slot(vmf.vpage)] &&
+      !vma.pmd_mapped[vma.pmd_slot(vmf.vpage)] && do_set_pmd(k, vmf, head)) {
+    if (writable) as.set(head, kPgDirty);
+    return 0;
+  }
+  uint64_t first = vmf.pgoff, count = 1;
+  if (nr > 1) {
     const uint64_t idx = vmf.pgoff - head;
     const uint64_t pte_off = (vma.vm_start + vmf.vpage) & (kPtrsPerPte - 1);
+    const bool eof_fallback = !as.shmem() && as.nr_pages() < head + nr;
     const bool fits = vmf.vpage >= idx && vmf.vpage + (nr - idx) <= vma.nr_pages() &&
-                      pte_off >= idx && pte_off + (nr - idx) <= kPtrsPerPte &&
-                      (head + nr <= as.nr_pages() || as.shmem());
-    if (fits) {
+                      pte_off >= idx && pte_off + (nr - idx) <= kPtrsPerPte;
+    if (!eof_fallback && fits) {
       for (uint64_t i = 0; i < nr; ++i) {
         if (vma.ptes[vmf.vpage - idx + i] & kPtePresent) {
           return VM_FAULT_NOPAGE;  // !pte_range_none(): someone mapped part of it
         }
       }
-      const uint64_t n = set_pte_range(k, vmf, head, nr, false);
-      vma.vm_mm->add_mm_counter(mm_counter_file(as), static_cast<int64_t>(n));
-      return 0;
+      first = head;
+      count = nr;
     }
   }
-  const bool writable = write && (vma.vm_flags & VM_SHARED);
-  const uint64_t n = set_pte_range(k, vmf, vmf.pgoff, 1, writable);
-  if (n) vma.vm_mm->add_mm_counter(mm_counter_file(as), 1);
+  const uint64_t n = set_pte_range(k, vmf, first, count, writable);
+  if (n) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(n));
   if (writable) as.set(head, kPgDirty);
   return 0;
 }
@@ -168,6 +176,26 @@ vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
 }
 
 }  // namespace
+
+bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
+  Vma& vma = *vmf.vma;
+  AddressSpace& as = *vma.vm_file->mapping;
+  if (!k.profile().file_pmd_mapping || as.order(head) != kHpagePmdOrder) return false;
+  if (head < vma.vm_pgoff) return false;
+  const uint64_t vpage = head - vma.vm_pgoff;
+  if ((vma.vm_start + vpage) % kHpagePmdNr != 0 || vpage + kHpagePmdNr > vma.nr_pages()) {
+    return false;  // thp_vma_suitable_order()
+  }
+  if (head + kHpagePmdNr > as.nr_pages() && !as.shmem()) return false;
+  for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
+    vma.ptes[vpage + i] = static_cast<uint8_t>(kPtePresent | kPteYoung);
+  }
+  vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
+  vma.vm_mm->add_mm_counter(mm_counter_file(as), kHpagePmdNr);
+  k.vmstat().inc(VmEvent::thp_file_mapped);
+  k.cpu_work(k.cpu().map_page_ns * 8);
+  return true;
+}
 
 uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
   Vma& vma = *vmf.vma;

@@ -33,6 +33,11 @@ vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf);
 // Returns the number of PTEs set (already-present ones are skipped).
 uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable);
 
+// do_set_pmd(): maps a PMD-order file folio with one PMD if its 2 MiB are
+// PMD-aligned inside the VMA (thp_vma_suitable_order). THP's enabled= and
+// MADV_HUGEPAGE are not consulted: they govern allocation, not mapping.
+bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head);
+
 // try_to_unmap(): removes every PTE mapping the folio, adjusting RSS.
 void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
 

@@ -19,8 +19,8 @@ bool lookup_profile(std::string_view name, KernelProfile* out) {
   if (name == "6.18") {
     // The kernel of the machine faultline is developed on (uname -r 6.18.x).
   } else if (name == "7.1") {
-    // Linux 7.1.5: same fault path as 6.18 for the switches modelled here;
-    // the seed series (P1, P2) applies on top of it as variants.
+    // Linux 7.1.5: the seed series (P1, P2) applies on top of it as variants.
+    p.thp_ra_before_mmap_miss = false;
   } else if (name == "6.15") {
     p.ext4_large_folios = false;
     p.ra_order_plus2 = true;

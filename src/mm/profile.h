@@ -30,6 +30,9 @@ struct KernelProfile {
   // read-around allocates order-2 folios and async windows ramp from the
   // marked folio's order. ≥6.16: callers set ra->order; async adds 2.
   bool ra_order_plus2 = false;
+  // ≤6.18: MADV_HUGEPAGE read-around runs before (and so outside) the
+  // mmap_miss accounting; 6.19+ counts it and can switch it off.
+  bool thp_ra_before_mmap_miss = true;
   // seed 1, patch 1: filemap_map_pages credits 1 iff it mapped the faulting address.
   bool mmap_miss_p1 = false;
   // seed 1, patch 2: filemap_map_pages credits nothing on a FAULT_FLAG_TRIED attempt.

@@ -32,15 +32,18 @@ uint64_t ractl_max_pages(const Kernel& k, const FileRaState& ra, uint64_t req_co
   return max_pages;
 }
 
-// page_cache_prev_miss(): the last index before `index` (searching back at
-// most max_scan) with no folio, or kNoIndex if none was found.
+// page_cache_prev_miss(): the last index at or before `index` with no folio,
+// scanning back at most max_scan slots; kNoIndex if the scan passed index 0.
+// If no hole is found in max_scan slots the last index scanned is returned
+// (so the caller sees a run of max_scan - 1 cached pages), as 6.18 does.
 pgoff_t page_cache_prev_miss(const AddressSpace& as, pgoff_t index, uint64_t max_scan) {
+  pgoff_t i = index;
   for (uint64_t n = 0; n < max_scan; ++n) {
-    if (!as.present(index)) return index;
-    if (index == 0) return kNoIndex;
-    --index;
+    i = index - n;
+    if (!as.present(i)) return i;
+    if (i == 0) return kNoIndex;
   }
-  return kNoIndex;
+  return i;
 }
 
 // page_cache_next_miss(): the first index at or after `index` with no folio.
@@ -67,7 +70,7 @@ void trace_ra(Kernel& k, TraceKind kind, const ReadaheadControl& rac, uint64_t r
 }  // namespace
 
 bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                       uint16_t extra_flags) {
+                       uint16_t extra_flags, bool gfp_write) {
   const uint64_t nr = uint64_t{1} << order;
   if (as.any_present(index, nr)) return false;  // -EEXIST
   uint32_t shadow_age = 0;
@@ -80,7 +83,10 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
   k.vmstat().inc(VmEvent::pages_inserted, in_file);
   k.cpu_work(k.cpu().add_folio_ns);
   k.trace({.kind = TraceKind::kAddToPageCache, .ino = as.ino(), .index = index, .order = order});
-  if (had_shadow && !as.shmem()) workingset_refault(k, as, index, shadow_age, shadow_ws);
+  // Write insertions (__GFP_WRITE) do not count as refaults.
+  if (had_shadow && !as.shmem() && !gfp_write) {
+    workingset_refault(k, as, index, shadow_age, shadow_ws);
+  }
   folio_add_lru(k, as, index);
   reclaim_if_needed(k);
   return true;
@@ -241,7 +247,7 @@ void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count) {
     // Query the page cache and look for the traces (cached history pages)
     // that a sequential stream would leave behind.
     const pgoff_t miss = page_cache_prev_miss(*rac.mapping, index - 1, max_pages);
-    uint64_t contig_count = miss == kNoIndex ? max_pages : index - miss - 1;
+    uint64_t contig_count = miss == kNoIndex ? index : index - miss - 1;
     // Standalone, small random read: read as is, and do not pollute the
     // readahead state.
     if (contig_count <= req_count) {

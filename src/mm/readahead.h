@@ -22,7 +22,7 @@ struct ReadaheadControl {
 // filemap_add_folio(): inserts a new folio (refault check, LRU, charge, and
 // reclaim when over capacity). Returns false (-EEXIST) if a folio is in range.
 bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                       uint16_t extra_flags);
+                       uint16_t extra_flags, bool gfp_write = false);
 
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
 void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);
