@@ -191,6 +191,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
     vma.ptes[vpage + i] = static_cast<uint8_t>(kPtePresent | kPteYoung);
   }
   vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
+  as.set(head, kPgMapped);
   vma.vm_mm->add_mm_counter(mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
   k.cpu_work(k.cpu().map_page_ns * 8);
@@ -210,6 +211,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
     pte = v;
+    if (vma.vm_file) vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
     vma.pte_table[vma.pmd_slot(vpage)] = 1;
     ++set;
   }
@@ -237,6 +239,7 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
     }
     if (cleared) vma->vm_mm->add_mm_counter(mm_counter_file(as), -cleared);
   }
+  as.clear(head, kPgMapped);
 }
 
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {

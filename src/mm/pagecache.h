@@ -32,6 +32,7 @@ enum PageBits : uint16_t {
   kPgDirty = 1u << 8,       // PG_dirty
   kPgSwapBacked = 1u << 9,  // PG_swapbacked: shmem/tmpfs
   kPgLru = 1u << 10,        // PG_lru: on an LRU list
+  kPgMapped = 1u << 11,     // some PTE may map the folio (folio_mapped(); cleared on unmap)
 };
 
 class AddressSpace {

@@ -100,7 +100,7 @@ void shrink_active_list(Kernel& k, uint64_t nr_to_scan) {
     const uint64_t nr = as->folio_nr_pages(head);
     scanned += nr;
     bool exec = false;
-    const int referenced = folio_referenced(*as, head, &exec);
+    const int referenced = as->test(head, kPgMapped) ? folio_referenced(*as, head, &exec) : 0;
     lru_del(k, *as, head);
     if (referenced && exec) {
       lru_push_head(k, *as, head, /*active=*/true);  // executable code stays active
@@ -130,7 +130,8 @@ uint64_t shrink_one_inactive(Kernel& k) {
   k.vmstat().inc(VmEvent::pgscan_file, nr);
   // folio_check_references()
   bool exec = false;
-  const int referenced_ptes = folio_referenced(*as, head, &exec);
+  // Only a mapped folio has PTEs to look at (folio_mapped()).
+  const int referenced_ptes = as->test(head, kPgMapped) ? folio_referenced(*as, head, &exec) : 0;
   const bool referenced_folio = as->test_and_clear(head, kPgReferenced);
   lru_del(k, *as, head);
   if (referenced_ptes) {
@@ -199,7 +200,7 @@ void workingset_refault(Kernel& k, AddressSpace& as, pgoff_t head, uint32_t shad
 uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   const uint64_t nr = as.folio_nr_pages(head);
   const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - head);
-  unmap_folio(k, as, head);  // try_to_unmap()
+  if (as.test(head, kPgMapped)) unmap_folio(k, as, head);  // try_to_unmap()
   if (as.test(head, kPgDirty)) {
     k.vmstat().inc(VmEvent::pgpgout, in_file * (kPageSize / 1024));  // pageout()
   }

@@ -1,13 +1,12 @@
 // cgroup.cc — the probe's memory cgroup (v1 memory controller or cgroup v2).
 #include "probe/cgroup.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "probe/sys.h"
 
@@ -56,8 +55,8 @@ MemoryCgroup::MemoryCgroup(Controller c, std::string dir)
 
 MemoryCgroup::~MemoryCgroup() { (void)destroy(); }
 
-faultline::Result<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(pid_t owner, uint64_t limit_bytes,
-                                                           std::vector<std::string>* notes) {
+faultline::Result<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(
+    pid_t owner, uint64_t limit_bytes, std::vector<std::string>* notes) {
   Controller c = find_memory_controller();
   if (c.version == 0) {
     return Status::Unavailable(
@@ -90,8 +89,9 @@ faultline::Result<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(pid_t owne
     const std::string memsw = dir + "/memory.memsw.limit_in_bytes";
     if (swap_enabled()) {
       if (!sys::exists(memsw)) {
-        notes->push_back("swap is on but memory.memsw.limit_in_bytes is absent (no swap "
-                         "accounting): the cgroup may swap anonymous pages");
+        notes->push_back(
+            "swap is on but memory.memsw.limit_in_bytes is absent (no swap "
+            "accounting): the cgroup may swap anonymous pages");
       } else if (Status st = sys::write_file(memsw, limit); !st.ok()) {
         notes->push_back("memsw limit not set: " + st.message());
       }

@@ -32,7 +32,7 @@ class MemoryCgroup {
   // Creates <root>/faultline-probe-<owner> with the limit. Unavailable when
   // there is no memory controller. Notes what could not be set (memsw).
   static faultline::Result<std::unique_ptr<MemoryCgroup>> create(pid_t owner, uint64_t limit_bytes,
-                                                      std::vector<std::string>* notes);
+                                                                 std::vector<std::string>* notes);
   ~MemoryCgroup();
   MemoryCgroup(const MemoryCgroup&) = delete;
   MemoryCgroup& operator=(const MemoryCgroup&) = delete;

@@ -14,6 +14,8 @@
 // sends back raw kernel text (/proc/vmstat, /sys/block/*/stat) which the
 // parent parses, and it pre-faults its copy of the report first.
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -22,7 +24,6 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,8 +35,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "probe/cgroup.h"
 #include "probe/probe.h"
@@ -50,6 +49,7 @@ constexpr uint64_t kMiB = 1ull << 20;
 constexpr size_t kVmstatBytes = 32 * 1024;  // /proc/vmstat is ~4 KiB on 6.x
 constexpr size_t kDiskStatBytes = 512;
 constexpr size_t kStatusBytes = 8 * 1024;
+constexpr size_t kMemcgStatBytes = 8 * 1024;  // v1 memory.stat is ~1 KiB, v2 ~2 KiB
 constexpr int kEvictAttempts = 5;
 
 // ---------------------------------------------------------------------------
@@ -66,7 +66,8 @@ struct ChildReport {
   uint64_t sink;                      // sum of the loaded bytes, so the loads stay
   char vmstat0[kVmstatBytes], vmstat1[kVmstatBytes];
   char disk0[kDiskStatBytes], disk1[kDiskStatBytes];
-  char status[kStatusBytes];  // /proc/self/status after the loop
+  char memcg0[kMemcgStatBytes], memcg1[kMemcgStatBytes];  // the cgroup's memory.stat
+  char status[kStatusBytes];                              // /proc/self/status after the loop
 };
 
 // Everything the child uses, made before fork().
@@ -78,6 +79,7 @@ struct ChildPlan {
   const char* file = nullptr;
   const char* cgroup_procs = nullptr;  // null: no cgroup
   const char* disk_stat = nullptr;     // null: tmpfs, no block device
+  const char* memcg_stat = nullptr;    // the cgroup's memory.stat, null: no cgroup
   int tracing_on_fd = -1;
   bool write = false;
   bool map_shared = true;
@@ -181,9 +183,8 @@ int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t p
 // The access loop. Not instrumented by ASan: its shadow of a large mapping
 // would add its own minor faults to the ones being measured.
 __attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
-                                                                     const uint64_t* pages,
-                                                                     size_t n, size_t page_size,
-                                                                     bool write) {
+                                                                    const uint64_t* pages, size_t n,
+                                                                    size_t page_size, bool write) {
   volatile char* vbase = base;
   uint64_t sink = 0;
   if (write) {
@@ -194,6 +195,14 @@ __attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
     }
   }
   return sink;
+}
+
+// Writes the stack below the caller, so the calls made inside the
+// measurement (getrusage, clock_gettime, the loop) do not take copy-on-write
+// faults on stack pages the child has not written since fork().
+__attribute__((noinline)) void prefault_stack() {
+  volatile char pad[32 * 1024];
+  for (size_t i = 0; i < sizeof pad; i += 512) pad[i] = 1;
 }
 
 int64_t to_ns(const struct timespec& ts) {
@@ -269,9 +278,18 @@ int64_t to_ns(const struct timespec& ts) {
   if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk0, sizeof r->disk0)) {
     child_fail(p, "read ", p.disk_stat);
   }
+  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg0, sizeof r->memcg0)) {
+    child_fail(p, "read ", p.memcg_stat);
+  }
+  struct rusage ru0 = {};
+  struct rusage ru1 = {};
+  struct timespec ts0 = {};
+  struct timespec ts1 = {};
+  // First calls fault in what they touch (vDSO data, stack): not in the loop's counts.
+  prefault_stack();
+  ::getrusage(RUSAGE_SELF, &ru1);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
   if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
-  struct rusage ru0 {}, ru1 {};
-  struct timespec ts0 {}, ts1 {};
   ::getrusage(RUSAGE_SELF, &ru0);
   ::clock_gettime(CLOCK_MONOTONIC, &ts0);
   r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
@@ -283,6 +301,9 @@ int64_t to_ns(const struct timespec& ts) {
   }
   if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk1, sizeof r->disk1)) {
     child_fail(p, "read ", p.disk_stat);
+  }
+  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg1, sizeof r->memcg1)) {
+    child_fail(p, "read ", p.memcg_stat);
   }
   r->cache_after = cachestat_pages(fd);
   (void)read_into("/proc/self/status", r->status, sizeof r->status);
@@ -300,10 +321,14 @@ int64_t to_ns(const struct timespec& ts) {
 
 int madvise_flag(Advice a) {
   switch (a) {
-    case Advice::kNormal: return MADV_NORMAL;
-    case Advice::kRandom: return MADV_RANDOM;
-    case Advice::kSequential: return MADV_SEQUENTIAL;
-    case Advice::kWillneed: return MADV_WILLNEED;
+    case Advice::kNormal:
+      return MADV_NORMAL;
+    case Advice::kRandom:
+      return MADV_RANDOM;
+    case Advice::kSequential:
+      return MADV_SEQUENTIAL;
+    case Advice::kWillneed:
+      return MADV_WILLNEED;
   }
   return MADV_NORMAL;
 }
@@ -355,8 +380,9 @@ HostInfo read_host_info(std::vector<std::string>* notes) {
   if (fab.ok()) {
     h.fault_around_bytes = std::strtoll(fab->c_str(), nullptr, 10);
   } else {
-    notes->push_back("fault_around_bytes unreadable (debugfs not mounted?): reported as -1; the "
-                     "kernel default is 65536");
+    notes->push_back(
+        "fault_around_bytes unreadable (debugfs not mounted?): reported as -1; the "
+        "kernel default is 65536");
   }
   auto lru = sys::read_file("/sys/kernel/mm/lru_gen/enabled");
   h.lru_gen = lru.ok() ? sys::trim(*lru) : "absent";
@@ -377,13 +403,20 @@ HostInfo read_host_info(std::vector<std::string>* notes) {
 Status with_suffix(const Status& st, const std::string& more) {
   std::string msg = st.message() + more;
   switch (st.code()) {
-    case Status::Code::kOk: return Status::IoError(msg);
-    case Status::Code::kInvalidArgument: return Status::InvalidArgument(msg);
-    case Status::Code::kNotFound: return Status::NotFound(msg);
-    case Status::Code::kIoError: return Status::IoError(msg);
-    case Status::Code::kPermission: return Status::Permission(msg);
-    case Status::Code::kUnavailable: return Status::Unavailable(msg);
-    case Status::Code::kInterrupted: return Status::Interrupted(msg);
+    case Status::Code::kOk:
+      return Status::IoError(msg);
+    case Status::Code::kInvalidArgument:
+      return Status::InvalidArgument(msg);
+    case Status::Code::kNotFound:
+      return Status::NotFound(msg);
+    case Status::Code::kIoError:
+      return Status::IoError(msg);
+    case Status::Code::kPermission:
+      return Status::Permission(msg);
+    case Status::Code::kUnavailable:
+      return Status::Unavailable(msg);
+    case Status::Code::kInterrupted:
+      return Status::Interrupted(msg);
   }
   return Status::IoError(msg);
 }
@@ -393,8 +426,8 @@ Status interrupted_status(const std::string& during) {
       fmt::format("probe interrupted by signal {} during {}", sys::interrupt_signal(), during));
 }
 
-#define FAULTLINE_RETURN_IF_INTERRUPTED(during) \
-  do {                                          \
+#define FAULTLINE_RETURN_IF_INTERRUPTED(during)                \
+  do {                                                         \
     if (sys::interrupted()) return interrupted_status(during); \
   } while (0)
 
@@ -429,6 +462,7 @@ class Session {
   std::unique_ptr<cg::MemoryCgroup> cgroup_;
   std::unique_ptr<trace::TraceInstance> trace_;
   std::string disk_stat_path_;
+  std::string memcg_stat_path_;
   std::vector<char> write_buf_;
   std::vector<char> warm_buf_;
   std::unique_ptr<ChildReport> report_;
@@ -460,8 +494,9 @@ Status Session::setup() {
     }
     mounted_ = true;
     if (req_.cache == CacheState::kCold) {
-      notes()->push_back("tmpfs: the file's pages are its only copy and cannot be evicted; "
-                         "\"cold\" runs with the file resident");
+      notes()->push_back(
+          "tmpfs: the file's pages are its only copy and cannot be evicted; "
+          "\"cold\" runs with the file resident");
     }
   } else {
     const uint64_t image = ws::image_bytes(req_.fs, req_.file_bytes);
@@ -502,6 +537,7 @@ Status Session::setup() {
     auto cg = cg::MemoryCgroup::create(::getpid(), req_.memory_limit_bytes, notes());
     if (!cg.ok()) return cg.status();
     cgroup_ = std::move(*cg);
+    memcg_stat_path_ = cgroup_->dir() + "/memory.stat";
   }
   if (req_.trace_events) {
     if (req_.output_dir.empty()) {
@@ -532,17 +568,18 @@ Status Session::check_read_ahead() {
   auto back = sys::read_file(path);
   if (!back.ok()) return back.status();
   if (sys::trim(*back) != std::to_string(req_.read_ahead_kb)) {
-    return Status::IoError(fmt::format("{}: wrote {}, the kernel holds {} (read_ahead_kb is kept "
-                                       "in pages: use a multiple of {})",
-                                       path, req_.read_ahead_kb, sys::trim(*back),
-                                       page_size_ / 1024));
+    return Status::IoError(
+        fmt::format("{}: wrote {}, the kernel holds {} (read_ahead_kb is kept "
+                    "in pages: use a multiple of {})",
+                    path, req_.read_ahead_kb, sys::trim(*back), page_size_ / 1024));
   }
   return Status::Ok();
 }
 
 Status Session::create_file() {
   int fd = ::open(paths_.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(fmt::format("create {}: {}", paths_.file, sys::errno_text(errno)));
+  if (fd < 0)
+    return Status::IoError(fmt::format("create {}: {}", paths_.file, sys::errno_text(errno)));
   // kWarmWrite: the child writes the data itself, inside its cgroup; an
   // empty file now gives the inode the trace filter needs.
   if (req_.cache != CacheState::kWarmWrite) {
@@ -561,14 +598,16 @@ Status Session::create_file() {
       return Status::IoError(fmt::format("fsync {}: {}", paths_.file, sys::errno_text(e)));
     }
   }
-  if (::close(fd) != 0) return Status::IoError(fmt::format("close {}: {}", paths_.file, sys::errno_text(errno)));
+  if (::close(fd) != 0)
+    return Status::IoError(fmt::format("close {}: {}", paths_.file, sys::errno_text(errno)));
   return Status::Ok();
 }
 
 // Drops every page of the file from the page cache and proves it.
 Status Session::evict() {
   int fd = ::open(paths_.file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(fmt::format("open {}: {}", paths_.file, sys::errno_text(errno)));
+  if (fd < 0)
+    return Status::IoError(fmt::format("open {}: {}", paths_.file, sys::errno_text(errno)));
   std::string error;
   int64_t resident = -1;
   for (int attempt = 0; attempt < kEvictAttempts; ++attempt) {
@@ -593,9 +632,10 @@ Status Session::evict() {
     ::sync();
     Status st = sys::write_file("/proc/sys/vm/drop_caches", "1");
     if (!noted_drop_caches_) {
-      notes()->push_back(fmt::format("{}: fadvise(DONTNEED) left {} pages resident; used "
-                                     "/proc/sys/vm/drop_caches{}",
-                                     paths_.file, resident, st.ok() ? "" : " (" + st.message() + ")"));
+      notes()->push_back(
+          fmt::format("{}: fadvise(DONTNEED) left {} pages resident; used "
+                      "/proc/sys/vm/drop_caches{}",
+                      paths_.file, resident, st.ok() ? "" : " (" + st.message() + ")"));
       noted_drop_caches_ = true;
     }
     resident = resident_pages(fd, req_.file_bytes, page_size_, &error);
@@ -660,6 +700,7 @@ Status Session::run_child(int k, Counters* counters) {
   plan.file = paths_.file.c_str();
   plan.cgroup_procs = cgroup_ ? cgroup_->procs_file().c_str() : nullptr;
   plan.disk_stat = disk_stat_path_.empty() ? nullptr : disk_stat_path_.c_str();
+  plan.memcg_stat = memcg_stat_path_.empty() ? nullptr : memcg_stat_path_.c_str();
   plan.tracing_on_fd = trace_ ? trace_->tracing_on_fd() : -1;
   plan.write = req_.write;
   plan.map_shared = req_.map_shared;
@@ -719,26 +760,27 @@ Status Session::run_child(int k, Counters* counters) {
     const int64_t oom_after = cgroup_ ? cgroup_->oom_kills() : -1;
     std::string why;
     if (oom_after > oom_before && oom_before >= 0) {
-      why = fmt::format(" by the OOM killer of {} (memory_limit_bytes {} too small for the pages "
-                        "it cannot reclaim: anonymous copies, tmpfs)",
-                        cgroup_->dir(), req_.memory_limit_bytes);
+      why = fmt::format(
+          " by the OOM killer of {} (memory_limit_bytes {} too small for the pages "
+          "it cannot reclaim: anonymous copies, tmpfs)",
+          cgroup_->dir(), req_.memory_limit_bytes);
     }
     return Status::IoError(fmt::format("probe child (repetition {}) killed by signal {}{}", k,
                                        WTERMSIG(wstatus), why));
   }
   if (got == sizeof *r && r->failed != 0) {
     r->what[sizeof r->what - 1] = '\0';
-    return Status::IoError(
-        fmt::format("probe child: {}: {}", r->what, sys::errno_text(r->err)));
+    return Status::IoError(fmt::format("probe child: {}: {}", r->what, sys::errno_text(r->err)));
   }
   if (got != sizeof *r || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     return Status::IoError(fmt::format(
-        "probe child (repetition {}) exited with status {} after sending {} of {} report bytes",
-        k, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, got, sizeof *r));
+        "probe child (repetition {}) exited with status {} after sending {} of {} report bytes", k,
+        WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, got, sizeof *r));
   }
   r->vmstat0[sizeof r->vmstat0 - 1] = r->vmstat1[sizeof r->vmstat1 - 1] = '\0';
   r->disk0[sizeof r->disk0 - 1] = r->disk1[sizeof r->disk1 - 1] = '\0';
   r->status[sizeof r->status - 1] = '\0';
+  r->memcg0[sizeof r->memcg0 - 1] = r->memcg1[sizeof r->memcg1 - 1] = '\0';
 
   Counters& c = *counters;
   c["minflt"] = static_cast<double>(r->minflt1 - r->minflt0);
@@ -751,13 +793,24 @@ Status Session::run_child(int k, Counters* counters) {
   for (const auto& [key, after] : v1) {
     auto it = v0.find(key);
     if (it == v0.end()) continue;
-    c[key == "pgpgin" ? std::string("vmstat.pgpgin") : key] = static_cast<double>(after - it->second);
+    c[key == "pgpgin" ? std::string("vmstat.pgpgin") : key] =
+        static_cast<double>(after - it->second);
+  }
+  // Reclaim inside a cgroup is not in the global pgscan/pgsteal: the
+  // cgroup's own memory.stat has it (v1: pgpgout, workingset_*; v2: pgscan, pgsteal).
+  if (plan.memcg_stat != nullptr) {
+    const auto m0 = sys::parse_key_values(r->memcg0);
+    const auto m1 = sys::parse_key_values(r->memcg1);
+    for (const auto& [key, after] : m1) {
+      auto it = m0.find(key);
+      if (it != m0.end()) c["memcg." + key] = static_cast<double>(after - it->second);
+    }
   }
   if (plan.disk_stat != nullptr) {
     const auto d0 = disk_fields(r->disk0), d1 = disk_fields(r->disk1);
     if (d0.size() < 3 || d1.size() < 3) {
-      return Status::IoError(fmt::format("{}: unexpected content \"{}\"", disk_stat_path_,
-                                         sys::trim(r->disk1)));
+      return Status::IoError(
+          fmt::format("{}: unexpected content \"{}\"", disk_stat_path_, sys::trim(r->disk1)));
     }
     c["pgpgin"] = static_cast<double>(d1[2] - d0[2]) / 2;  // 512-byte sectors -> KiB
     c["read_ios"] = static_cast<double>(d1[0] - d0[0]);
@@ -765,8 +818,10 @@ Status Session::run_child(int k, Counters* counters) {
     c["pgpgin"] = 0;
     c["read_ios"] = 0;
   }
-  c["rss_file_kb"] = static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssFile")));
-  c["rss_shmem_kb"] = static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssShmem")));
+  c["rss_file_kb"] =
+      static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssFile")));
+  c["rss_shmem_kb"] =
+      static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssShmem")));
   if (r->cache_before >= 0) c["cache_pages_before"] = static_cast<double>(r->cache_before);
   if (r->cache_after >= 0) c["cache_pages_after"] = static_cast<double>(r->cache_after);
   return Status::Ok();

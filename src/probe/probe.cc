@@ -2,12 +2,12 @@
 // checks, the fake probe and the spread of a counter over repetitions.
 #include "probe/probe.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
+#include <cstdlib>
 
 #include "probe/cgroup.h"
 #include "probe/sys.h"
@@ -16,28 +16,38 @@ namespace faultline::probe {
 
 const char* to_string(FsType fs) {
   switch (fs) {
-    case FsType::kExt4: return "ext4";
-    case FsType::kXfs: return "xfs";
-    case FsType::kTmpfs: return "tmpfs";
+    case FsType::kExt4:
+      return "ext4";
+    case FsType::kXfs:
+      return "xfs";
+    case FsType::kTmpfs:
+      return "tmpfs";
   }
   return "unknown";
 }
 
 const char* to_string(Advice advice) {
   switch (advice) {
-    case Advice::kNormal: return "normal";
-    case Advice::kRandom: return "random";
-    case Advice::kSequential: return "sequential";
-    case Advice::kWillneed: return "willneed";
+    case Advice::kNormal:
+      return "normal";
+    case Advice::kRandom:
+      return "random";
+    case Advice::kSequential:
+      return "sequential";
+    case Advice::kWillneed:
+      return "willneed";
   }
   return "unknown";
 }
 
 const char* to_string(CacheState cache) {
   switch (cache) {
-    case CacheState::kCold: return "cold";
-    case CacheState::kWarmRead: return "warm-read";
-    case CacheState::kWarmWrite: return "warm-write";
+    case CacheState::kCold:
+      return "cold";
+    case CacheState::kWarmRead:
+      return "warm-read";
+    case CacheState::kWarmWrite:
+      return "warm-write";
   }
   return "unknown";
 }
@@ -62,9 +72,8 @@ Status check_request(const Request& req) {
     return Status::InvalidArgument("probe request: workspace_root is empty");
   }
   if (req.name.find('/') != std::string::npos || req.name == "." || req.name == "..") {
-    return Status::InvalidArgument(
-        fmt::format("probe request: name \"{}\" is used in file names and must not be a path",
-                    req.name));
+    return Status::InvalidArgument(fmt::format(
+        "probe request: name \"{}\" is used in file names and must not be a path", req.name));
   }
   const long ps = ::sysconf(_SC_PAGESIZE);
   const uint64_t page_size = ps > 0 ? static_cast<uint64_t>(ps) : 4096;
@@ -112,6 +121,19 @@ Status check_live_prerequisites(const Request& req) {
     return Status::Permission(
         "probe needs root: it creates loop devices, mounts file systems, writes "
         "/sys/block/*/queue/read_ahead_kb and memory cgroups (run with sudo)");
+  }
+  // Root in a container may lack the capability mount(2) and losetup need.
+  if (auto status = sys::read_file("/proc/self/status"); status.ok()) {
+    const size_t pos = status->find("CapEff:");
+    if (pos != std::string::npos) {
+      const uint64_t caps = std::strtoull(status->c_str() + pos + 7, nullptr, 16);
+      constexpr uint64_t kCapSysAdmin = 1ull << 21;
+      if ((caps & kCapSysAdmin) == 0) {
+        return Status::Permission(
+            "probe needs CAP_SYS_ADMIN (mount, loop devices, cgroups): this root has not got it "
+            "(an unprivileged container?)");
+      }
+    }
   }
   if (req.fs != FsType::kTmpfs) {
     struct stat st {};

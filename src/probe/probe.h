@@ -35,14 +35,14 @@ const char* to_string(Advice);
 const char* to_string(CacheState);
 
 struct Request {
-  std::string name;                      // case name: used in file names, never a path
-  uint64_t file_bytes = 0;               // > 0
+  std::string name;         // case name: used in file names, never a path
+  uint64_t file_bytes = 0;  // > 0
   FsType fs = FsType::kExt4;
-  uint32_t read_ahead_kb = 128;          // set on the loop device (ignored for tmpfs)
-  uint64_t memory_limit_bytes = 0;       // 0: no cgroup limit
-  bool map_shared = true;                // MAP_SHARED, else MAP_PRIVATE
-  Advice advice = Advice::kNormal;       // madvise() over the whole mapping
-  bool write = false;                    // store one byte per access instead of loading it
+  uint32_t read_ahead_kb = 128;     // set on the loop device (ignored for tmpfs)
+  uint64_t memory_limit_bytes = 0;  // 0: no cgroup limit
+  bool map_shared = true;           // MAP_SHARED, else MAP_PRIVATE
+  Advice advice = Advice::kNormal;  // madvise() over the whole mapping
+  bool write = false;               // store one byte per access instead of loading it
   CacheState cache = CacheState::kCold;
   uint32_t write_chunk_bytes = 1 << 20;  // write(2) size when creating the file
   uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass
@@ -50,7 +50,7 @@ struct Request {
   int repetitions = 3;                   // >= 1
   bool trace_events = false;             // record filemap/readahead tracepoints
   std::string workspace_root = "/var/tmp/faultline-probe";
-  std::string output_dir;                // where event traces are saved ("" = none)
+  std::string output_dir;  // where event traces are saved ("" = none)
 };
 
 // One repetition. Keys are kernel counter names:
@@ -63,15 +63,15 @@ struct Request {
 using Counters = std::map<std::string, double>;
 
 struct HostInfo {
-  std::string kernel_release;        // uname -r
-  int64_t fault_around_bytes = -1;   // debugfs value, -1 if unreadable
-  std::string lru_gen;               // /sys/kernel/mm/lru_gen/enabled or "absent"
-  std::string thp_enabled;           // /sys/kernel/mm/transparent_hugepage/enabled
+  std::string kernel_release;       // uname -r
+  int64_t fault_around_bytes = -1;  // debugfs value, -1 if unreadable
+  std::string lru_gen;              // /sys/kernel/mm/lru_gen/enabled or "absent"
+  std::string thp_enabled;          // /sys/kernel/mm/transparent_hugepage/enabled
   uint64_t page_size = 4096;
 };
 
 struct Result {
-  std::vector<Counters> runs;            // one per repetition
+  std::vector<Counters> runs;  // one per repetition
   HostInfo host;
   std::vector<std::string> notes;        // degradations ("no tracefs: events not recorded")
   std::vector<std::string> event_files;  // saved trace files, one per repetition

@@ -1,12 +1,13 @@
 // probe_test.cc — the probe's parts that need no kernel privileges: the fake
 // probe, spread(), request checks, names, and the small parsers.
+#include "probe/probe.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
-#include "probe/probe.h"
 #include "probe/sys.h"
 
 namespace faultline::probe {

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -16,8 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-
-#include <fmt/format.h>
 
 namespace faultline::probe::sys {
 namespace {
@@ -139,7 +138,8 @@ Status write_new_file(const std::string& path, std::string_view text) {
     }
     done += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) return Status::IoError(fmt::format("close {}: {}", path, errno_text(errno)));
+  if (::close(fd) != 0)
+    return Status::IoError(fmt::format("close {}: {}", path, errno_text(errno)));
   return Status::Ok();
 }
 
@@ -169,14 +169,16 @@ std::string find_program(const std::string& name) {
   for (const auto& d : dirs) {
     std::string full = d + "/" + name;
     struct stat st {};
-    if (::stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(full.c_str(), X_OK) == 0) {
+    if (::stat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(full.c_str(), X_OK) == 0) {
       return full;
     }
   }
   return "";
 }
 
-faultline::Result<CommandResult> run_command(const std::vector<std::string>& argv) {
+faultline::Result<CommandResult> run_command(const std::vector<std::string>& argv,
+                                             bool interruptible) {
   if (argv.empty()) return Status::InvalidArgument("run_command: empty argv");
   const std::string prog = find_program(argv[0]);
   if (prog.empty()) {
@@ -225,7 +227,7 @@ faultline::Result<CommandResult> run_command(const std::vector<std::string>& arg
   int open_fds = 2;
   bool killed = false;
   while (open_fds > 0) {
-    if (interrupted() && !killed) {
+    if (interruptible && interrupted() && !killed) {
       ::kill(pid, SIGKILL);
       killed = true;
     }
@@ -256,7 +258,7 @@ faultline::Result<CommandResult> run_command(const std::vector<std::string>& arg
     pid_t w = ::waitpid(pid, &wstatus, 0);
     if (w == pid) break;
     if (w < 0 && errno == EINTR) {
-      if (interrupted() && !killed) {
+      if (interruptible && interrupted() && !killed) {
         ::kill(pid, SIGKILL);
         killed = true;
       }
@@ -279,8 +281,9 @@ faultline::Result<CommandResult> run_command(const std::vector<std::string>& arg
   return res;
 }
 
-faultline::Result<std::string> run_checked(const std::vector<std::string>& argv) {
-  auto res = run_command(argv);
+faultline::Result<std::string> run_checked(const std::vector<std::string>& argv,
+                                           bool interruptible) {
+  auto res = run_command(argv, interruptible);
   if (!res.ok()) return res.status();
   if (res->exit_code != 0) {
     return Status::IoError(fmt::format("`{}` failed with exit code {}: {}", fmt::join(argv, " "),

@@ -49,12 +49,15 @@ struct CommandResult {
 // capturing stdout and stderr. The command dies with its parent
 // (PR_SET_PDEATHSIG), so a killed probe leaves no mkfs running on its loop
 // device. Interrupted (after killing the command) when SIGINT/SIGTERM arrives
-// under a SignalGuard.
-faultline::Result<CommandResult> run_command(const std::vector<std::string>& argv);
+// under a SignalGuard, unless interruptible is false (clean-up commands, which
+// must finish even after the signal).
+faultline::Result<CommandResult> run_command(const std::vector<std::string>& argv,
+                                             bool interruptible = true);
 
 // run_command, and IoError naming the command and its stderr unless it exits 0.
 // Returns the command's stdout.
-faultline::Result<std::string> run_checked(const std::vector<std::string>& argv);
+faultline::Result<std::string> run_checked(const std::vector<std::string>& argv,
+                                           bool interruptible = true);
 
 // True when pid names a process that is neither gone nor a zombie.
 bool pid_alive(pid_t pid);

@@ -3,6 +3,7 @@
 #include "probe/tracing.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -10,8 +11,6 @@
 
 #include <cerrno>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "probe/sys.h"
 #include "probe/workspace.h"
@@ -23,10 +22,14 @@ constexpr const char* kDefaultTracefs = "/sys/kernel/tracing";
 
 // The events of the fault path, in the order the kernel meets them.
 constexpr const char* kEvents[] = {
-    "readahead:page_cache_sync_ra",       "readahead:page_cache_async_ra",
-    "readahead:page_cache_ra_order",      "readahead:page_cache_ra_unbounded",
-    "filemap:mm_filemap_fault",           "filemap:mm_filemap_map_pages",
-    "filemap:mm_filemap_add_to_page_cache", "filemap:mm_filemap_delete_from_page_cache",
+    "readahead:page_cache_sync_ra",
+    "readahead:page_cache_async_ra",
+    "readahead:page_cache_ra_order",
+    "readahead:page_cache_ra_unbounded",
+    "filemap:mm_filemap_fault",
+    "filemap:mm_filemap_map_pages",
+    "filemap:mm_filemap_add_to_page_cache",
+    "filemap:mm_filemap_delete_from_page_cache",
 };
 
 // Field names of an event's format file ("field:unsigned long i_ino;" -> i_ino).
@@ -78,9 +81,9 @@ Status unmount_tracefs(const std::string& tracefs) {
 
 std::string tracefs_mount_point() { return sys::find_mount_of_type("tracefs"); }
 
-faultline::Result<std::unique_ptr<TraceInstance>> TraceInstance::create(pid_t owner, const std::string& file,
-                                                             const std::string& run_dir,
-                                                             std::vector<std::string>* notes) {
+faultline::Result<std::unique_ptr<TraceInstance>> TraceInstance::create(
+    pid_t owner, const std::string& file, const std::string& run_dir,
+    std::vector<std::string>* notes) {
   std::unique_ptr<TraceInstance> t(new TraceInstance());
   t->tracefs_ = tracefs_mount_point();
   if (t->tracefs_.empty()) {
@@ -131,16 +134,23 @@ faultline::Result<std::unique_ptr<TraceInstance>> TraceInstance::create(pid_t ow
       notes->push_back(fmt::format("trace event {} not available on this kernel", name));
       continue;
     }
-    const std::string ev_dir = fmt::format("{}/events/{}", t->dir_, name.replace(name.find(':'), 1, "/"));
+    const std::string ev_dir =
+        fmt::format("{}/events/{}", t->dir_, name.replace(name.find(':'), 1, "/"));
     auto format = sys::read_file(ev_dir + "/format");
-    std::vector<std::string> fields = format.ok() ? event_fields(*format) : std::vector<std::string>{};
-    std::string ino_field = contains(fields, "i_ino") ? "i_ino" : contains(fields, "ino") ? "ino" : "";
-    std::string dev_field = contains(fields, "s_dev") ? "s_dev" : contains(fields, "dev") ? "dev" : "";
+    std::vector<std::string> fields =
+        format.ok() ? event_fields(*format) : std::vector<std::string>{};
+    std::string ino_field = contains(fields, "i_ino") ? "i_ino"
+                            : contains(fields, "ino") ? "ino"
+                                                      : "";
+    std::string dev_field = contains(fields, "s_dev") ? "s_dev"
+                            : contains(fields, "dev") ? "dev"
+                                                      : "";
     if (!ino_field.empty()) {
       std::string filter = fmt::format("{} == {}", ino_field, st.st_ino);
       if (!dev_field.empty()) filter += fmt::format(" && {} == {}", dev_field, kdev);
       if (!sys::write_file(ev_dir + "/filter", filter).ok()) {
-        notes->push_back(fmt::format("trace event {}: filter \"{}\" refused, unfiltered", ev, filter));
+        notes->push_back(
+            fmt::format("trace event {}: filter \"{}\" refused, unfiltered", ev, filter));
       }
     } else {
       notes->push_back(fmt::format("trace event {}: no inode field, unfiltered", ev));

@@ -29,9 +29,10 @@ class TraceInstance {
   // /sys/kernel/tracing if it is not mounted; the run dir then gets a marker
   // so a stale clean-up knows to unmount it). Returns nullptr and a note when
   // tracefs is not available.
-  static faultline::Result<std::unique_ptr<TraceInstance>> create(pid_t owner, const std::string& file,
-                                                       const std::string& run_dir,
-                                                       std::vector<std::string>* notes);
+  static faultline::Result<std::unique_ptr<TraceInstance>> create(pid_t owner,
+                                                                  const std::string& file,
+                                                                  const std::string& run_dir,
+                                                                  std::vector<std::string>* notes);
   ~TraceInstance();
   TraceInstance(const TraceInstance&) = delete;
   TraceInstance& operator=(const TraceInstance&) = delete;

@@ -1,14 +1,13 @@
 // workspace.cc — run dir, loop device, mkfs, mount clean-up, cleanup_stale().
 #include "probe/workspace.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "probe/cgroup.h"
 #include "probe/sys.h"
@@ -41,7 +40,8 @@ std::string run_dir_of(const std::string& path, const std::string& root) {
   if (!path_under(path, root) || path.size() <= root.size() + 1) return "";
   size_t start = root.size() + (root.back() == '/' ? 0 : 1);
   size_t slash = path.find('/', start);
-  std::string name = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+  std::string name =
+      path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
   if (sys::pid_from_name(name, kRunPrefix) < 0) return "";
   return path.substr(0, start) + name;
 }
@@ -74,14 +74,16 @@ RunPaths run_paths(const std::string& canonical_root, pid_t pid) {
   return p;
 }
 
-faultline::Result<LoopDevice> attach_loop(const std::string& image, std::vector<std::string>* notes) {
+faultline::Result<LoopDevice> attach_loop(const std::string& image,
+                                          std::vector<std::string>* notes) {
   LoopDevice loop;
   auto out = sys::run_checked({"losetup", "--find", "--show", "--direct-io=on", image});
   if (!out.ok()) {
     if (out.status().code() == Status::Code::kInterrupted) return out.status();
-    notes->push_back(fmt::format("loop device without direct I/O ({}): reads of the backing "
-                                 "image may be served from its host page cache",
-                                 out.status().message()));
+    notes->push_back(
+        fmt::format("loop device without direct I/O ({}): reads of the backing "
+                    "image may be served from its host page cache",
+                    out.status().message()));
     out = sys::run_checked({"losetup", "--find", "--show", image});
     if (!out.ok()) return out.status();
   }
@@ -94,15 +96,16 @@ faultline::Result<LoopDevice> attach_loop(const std::string& image, std::vector<
   auto dio = sys::read_file(fmt::format("/sys/block/{}/loop/dio", loop.name));
   loop.direct_io = dio.ok() && sys::trim(*dio) == "1";
   if (!loop.direct_io) {
-    notes->push_back(fmt::format("{}: direct I/O is off (backing file {}); the image's host page "
-                                 "cache may serve re-reads",
-                                 loop.dev, image));
+    notes->push_back(
+        fmt::format("{}: direct I/O is off (backing file {}); the image's host page "
+                    "cache may serve re-reads",
+                    loop.dev, image));
   }
   return loop;
 }
 
 Status detach_loop(const std::string& dev) {
-  auto out = sys::run_checked({"losetup", "-d", dev});
+  auto out = sys::run_checked({"losetup", "-d", dev}, /*interruptible=*/false);
   return out.ok() ? Status::Ok() : out.status();
 }
 

@@ -43,7 +43,8 @@ struct LoopDevice {
 // losetup --find --show [--direct-io=on] image. Direct I/O keeps the image's
 // own page cache out of the picture; when the kernel refuses it the device
 // is attached without and a note says so.
-faultline::Result<LoopDevice> attach_loop(const std::string& image, std::vector<std::string>* notes);
+faultline::Result<LoopDevice> attach_loop(const std::string& image,
+                                          std::vector<std::string>* notes);
 
 // losetup -d dev. A device still held open (lazily unmounted fs) gets
 // autoclear from the kernel and goes away with its last user.
