@@ -1,8 +1,160 @@
-// cmd_probe.cc — `faultline probe` and `faultline compare` (live kernel).
+// cmd_probe.cc — `faultline probe` and `faultline compare` (the live kernel).
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
 #include "cli/commands.h"
+#include "cli/events.h"
+#include "faultline/compare.h"
+#include "faultline/scenario.h"
+#include "report/compare_report.h"
+#include "report/report.h"
 
 namespace faultline::cli {
+namespace {
 
-void add_probe_commands(CLI::App& app) { (void)app; }
+struct ProbeArgs {
+  std::string scenario;
+  std::string all_dir;
+  std::vector<std::string> sets;
+  std::string format = "table";
+  std::string output;
+  std::string trace_dir;
+  int repetitions = 0;
+  bool events = false;
+  bool strict = false;
+  bool quiet = false;
+};
+
+CompareOptions options(const ProbeArgs& a) {
+  CompareOptions o;
+  o.repetitions = a.repetitions;
+  o.trace_events = a.events || !a.trace_dir.empty();
+  o.output_dir = a.trace_dir.empty() ? std::string("faultline-events") : a.trace_dir;
+  if (!a.quiet) o.progress = [](const std::string& line) { std::fprintf(stderr, "faultline: %s\n", line.c_str()); };
+  return o;
+}
+
+Status make_dir(const std::string& dir) {
+  ::mkdir(dir.c_str(), 0755);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(dir + ": cannot create directory");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> scenario_files(const ProbeArgs& a) {
+  if (a.all_dir.empty()) {
+    if (a.scenario.empty()) return Status::InvalidArgument("a scenario file or --all DIR is needed");
+    return std::vector<std::string>{a.scenario};
+  }
+  DIR* d = ::opendir(a.all_dir.c_str());
+  if (!d) return Status::NotFound(a.all_dir + ": cannot open directory");
+  std::vector<std::string> files;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".toml") files.push_back(a.all_dir + "/" + n);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return Status::NotFound(a.all_dir + ": no .toml scenario in it");
+  return files;
+}
+
+void do_probe(const ProbeArgs& a) {
+  auto sc = load_scenario(a.scenario);
+  if (!sc.ok()) return fail(sc.status());
+  const CompareOptions o = options(a);
+  if (o.trace_events) {
+    if (Status st = make_dir(o.output_dir); !st.ok()) return fail(st);
+  }
+  auto runs = probe_scenario(*sc, a.sets, o);
+  if (!runs.ok()) return fail(runs.status());
+  const report::Meta meta{sc->name, "kernel " + host_profile_name() + "+ on this machine (probe)",
+                          sc->source, kVersion};
+  std::string text = a.format == "json"  ? report::format_json(meta, *runs)
+                     : a.format == "csv" ? report::format_csv(*runs)
+                                         : report::format_table(meta, *runs);
+  if (Status st = write_output(a.output, text); !st.ok()) fail(st);
+}
+
+void do_compare(const ProbeArgs& a) {
+  auto files = scenario_files(a);
+  if (!files.ok()) return fail(files.status());
+  // Parse everything first: a bad file fails before any probe runs.
+  std::vector<Scenario> scenarios;
+  for (const std::string& f : *files) {
+    auto sc = load_scenario(f);
+    if (!sc.ok()) return fail(sc.status());
+    if (auto plan = plan_runs(*sc, a.sets); !plan.ok()) return fail(plan.status());
+    scenarios.push_back(std::move(*sc));
+  }
+  const CompareOptions o = options(a);
+  if (o.trace_events) {
+    if (Status st = make_dir(o.output_dir); !st.ok()) return fail(st);
+  }
+  std::vector<CompareCase> all;
+  for (const Scenario& sc : scenarios) {
+    CompareOptions so = o;
+    if (o.trace_events) {
+      so.output_dir = o.output_dir + "/" + sc.name;
+      if (Status st = make_dir(so.output_dir); !st.ok()) return fail(st);
+    }
+    auto cases = compare_scenario(sc, a.sets, so);
+    if (!cases.ok()) return fail(cases.status());
+    all.insert(all.end(), cases->begin(), cases->end());
+  }
+  std::string text;
+  if (a.format == "json") {
+    text = report::format_compare_json(all);
+  } else if (a.format == "csv") {
+    text = report::format_compare_csv(all);
+  } else {
+    text = a.all_dir.empty() ? report::format_compare_table(all) : report::format_compare_matrix(all);
+    if (a.events) {
+      for (const CompareCase& c : all) text += "\n" + explain_divergence(c);
+    }
+  }
+  if (Status st = write_output(a.output, text); !st.ok()) return fail(st);
+  if (a.strict && std::any_of(all.begin(), all.end(), [](const CompareCase& c) { return !c.pass; })) {
+    set_exit_code(3);
+  }
+}
+
+void common_options(CLI::App* cmd, ProbeArgs* a) {
+  cmd->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario");
+  cmd->add_option("--format", a->format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("-o,--output", a->output, "write the report to this file (atomically)");
+  cmd->add_option("--reps", a->repetitions, "repetitions on the kernel (default: the scenario's)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--trace-dir", a->trace_dir, "save the kernel's (and model's) tracepoints here");
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress lines");
+}
+
+}  // namespace
+
+void add_probe_commands(CLI::App& app) {
+  auto p = std::make_shared<ProbeArgs>();
+  CLI::App* probe = app.add_subcommand(
+      "probe", "run a scenario's access stream on this machine's kernel (root, loop devices)");
+  probe->add_option("scenario", p->scenario, "scenario file (TOML)")->required();
+  common_options(probe, p.get());
+  probe->callback([p] { do_probe(*p); });
+
+  auto c = std::make_shared<ProbeArgs>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "the model and this machine's kernel side by side, with the error of each counter");
+  compare->add_option("scenario", c->scenario, "scenario file (TOML)");
+  compare->add_option("--all", c->all_dir, "every scenario in this directory, as a matrix");
+  compare->add_flag("--events", c->events,
+                    "record tracepoints and show where model and kernel part ways");
+  compare->add_flag("--strict", c->strict, "exit with status 3 if a case is out of tolerance");
+  common_options(compare, c.get());
+  compare->callback([c] { do_compare(*c); });
+}
 
 }  // namespace faultline::cli

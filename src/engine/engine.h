@@ -11,6 +11,7 @@
 #include "faultline/stats.h"
 #include "mm/trace.h"
 #include "util/status.h"
+#include "workload/generator.h"
 
 namespace faultline::engine {
 
@@ -31,6 +32,11 @@ std::unique_ptr<Engine> make_serial_engine();
 // workload's other charges, or the machine's memory less what the kernel
 // keeps (machine.kernel_reserved, or its estimate).
 uint64_t cache_capacity_pages(const Config& cfg);
+// The access stream a configuration asks for (the probe replays the same).
+workload::AccessSpec make_access_spec(const Config& cfg);
+// Pages of the mapping a configuration makes.
+uint64_t mapping_pages(const Config& cfg);
+
 // The estimate of machine.kernel_reserved=auto for a machine of `memory` bytes.
 uint64_t estimate_kernel_reserved(uint64_t memory);
 

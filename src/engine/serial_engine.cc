@@ -63,9 +63,8 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   }
 
   mm::Mm mm;
-  const uint64_t map_len =
-      cfg.mapping.length ? cfg.mapping.length : cfg.file.size - cfg.mapping.offset;
-  const uint64_t map_pages = (map_len + mm::kPageSize - 1) >> mm::kPageShift;
+  const uint64_t map_pages = mapping_pages(cfg);
+
   mm::vm_flags_t flags = mm::VM_READ;
   if (cfg.access.op == "write") flags |= mm::VM_WRITE;
   if (cfg.mapping.shared) flags |= mm::VM_SHARED;
@@ -78,16 +77,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   mm::parse_madvise(cfg.mapping.madvise, &advice);
   mm::do_madvise(k, *vma, 0, map_pages, advice);
 
-  workload::AccessSpec spec;
-  spec.pattern = cfg.access.pattern;
-  spec.pages = map_pages;
-  spec.count = cfg.access.count
-                   ? cfg.access.count
-                   : static_cast<uint64_t>(cfg.access.fraction * static_cast<double>(map_pages));
-  if (spec.count == 0) spec.count = 1;
-  spec.stride = cfg.access.stride;
-  spec.start = cfg.access.start;
-  spec.seed = cfg.access.seed;
+  const workload::AccessSpec spec = make_access_spec(cfg);
   auto gen = workload::make_generator(spec);
   if (!gen.ok()) return gen.status();
 
@@ -149,6 +139,25 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
 }
 
 }  // namespace
+
+uint64_t mapping_pages(const Config& cfg) {
+  const uint64_t len = cfg.mapping.length ? cfg.mapping.length : cfg.file.size - cfg.mapping.offset;
+  return (len + mm::kPageSize - 1) >> mm::kPageShift;
+}
+
+workload::AccessSpec make_access_spec(const Config& cfg) {
+  workload::AccessSpec spec;
+  spec.pattern = cfg.access.pattern;
+  spec.pages = mapping_pages(cfg);
+  spec.count = cfg.access.count
+                   ? cfg.access.count
+                   : static_cast<uint64_t>(cfg.access.fraction * static_cast<double>(spec.pages));
+  if (spec.count == 0) spec.count = 1;
+  spec.stride = cfg.access.stride;
+  spec.start = cfg.access.start;
+  spec.seed = cfg.access.seed;
+  return spec;
+}
 
 std::unique_ptr<Engine> make_serial_engine() { return std::make_unique<SerialEngine>(); }
 

@@ -1,0 +1,71 @@
+// compare.h — the model and this machine's kernel on the same scenario.
+//
+// For every run of a scenario the probe replays the model's access stream
+// on the host kernel (median, min and max over repetitions) and each counter
+// is put beside the model's, with its relative error and whether it is
+// within the scenario's tolerance.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "faultline/scenario.h"
+#include "faultline/stats.h"
+#include "util/status.h"
+
+namespace faultline {
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+struct CompareRow {
+  std::string counter;
+  double model = 0;
+  Spread kernel;
+  double error = 0;      // (model - kernel median) / kernel median; 0 when both are 0
+  double tolerance = -1; // relative; < 0: shown, not judged
+  bool within = true;
+};
+
+struct CompareCase {
+  std::string scenario;
+  std::string case_name;
+  std::string variant;
+  std::string kernel_release;
+  std::string model_profile;
+  RunResult model;
+  std::vector<CompareRow> rows;
+  bool judged = false;  // at least one counter has a tolerance
+  bool pass = true;     // every judged counter is within tolerance
+  std::vector<std::string> notes;
+  std::vector<std::string> kernel_event_files;
+  std::string model_event_file;
+};
+
+struct CompareOptions {
+  int repetitions = 0;          // 0: the scenario's probe.repetitions
+  bool trace_events = false;    // record the kernel's and the model's tracepoints
+  std::string output_dir;       // where traces go (required with trace_events)
+  std::string workspace_root = "/var/tmp/faultline-probe";
+  std::function<void(const std::string&)> progress;  // one line per step
+};
+
+// The kernel profile that models this machine's kernel (from uname -r).
+std::string host_profile_name();
+
+// Runs the model and the probe on every run of the scenario. Variants that
+// change kernel.* switches cannot be run on the host and are left out, with
+// a note. Probe failures (no root, no loop device) are returned as errors.
+Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
+                                                  const std::vector<std::string>& overrides,
+                                                  const CompareOptions& opts);
+
+// Only the probe: the kernel's counters for every run of the scenario, as
+// RunResults whose counters are the medians (and .min/.max companions).
+Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
+                                              const std::vector<std::string>& overrides,
+                                              const CompareOptions& opts);
+
+}  // namespace faultline

@@ -1,0 +1,270 @@
+#include "faultline/compare.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "engine/engine.h"
+#include "faultline/simulator.h"
+#include "mm/profile.h"
+#include "probe/probe.h"
+#include "workload/generator.h"
+
+namespace faultline {
+namespace {
+
+// Counters put side by side, in this order; those with a tolerance in the
+// scenario are judged, the others shown.
+const char* const kCompared[] = {"pgpgin",  "majflt", "minflt", "pgmajfault",
+                                 "workingset_refault_file", "workingset_activate_file",
+                                 "elapsed_s"};
+
+// Below these absolute differences a counter is within tolerance whatever
+// the relative error: a few KiB of file-system metadata, a fault or two.
+double absolute_floor(const std::string& counter) {
+  if (counter == "pgpgin") return 64;  // KiB
+  if (counter == "majflt" || counter == "minflt" || counter == "pgmajfault") return 2;
+  return 0;
+}
+
+Result<probe::Request> make_request(const Config& cfg, const std::string& name,
+                                    const CompareOptions& opts, int repetitions) {
+  auto unsupported = [](const std::string& what) {
+    return Status::InvalidArgument("probe: " + what + " cannot be run on the host kernel");
+  };
+  if (cfg.mapping.offset || cfg.mapping.length) return unsupported("mapping.offset/length");
+  if (cfg.mapping.align_offset) return unsupported("mapping.align_offset");
+  if (cfg.file.large_folios != "auto") return unsupported("file.large_folios");
+  if (cfg.file.tmpfs_huge_order) return unsupported("file.tmpfs_huge_order");
+  probe::Request r;
+  r.name = name;
+  r.file_bytes = cfg.file.size;
+  r.fs = cfg.file.fs == "xfs"     ? probe::FsType::kXfs
+         : cfg.file.fs == "tmpfs" ? probe::FsType::kTmpfs
+                                  : probe::FsType::kExt4;
+  r.read_ahead_kb = cfg.device.read_ahead_kb;
+  r.memory_limit_bytes = cfg.machine.memory_limit;
+  r.map_shared = cfg.mapping.shared;
+  const std::string& m = cfg.mapping.madvise;
+  if (m == "normal") {
+    r.advice = probe::Advice::kNormal;
+  } else if (m == "random") {
+    r.advice = probe::Advice::kRandom;
+  } else if (m == "sequential") {
+    r.advice = probe::Advice::kSequential;
+  } else if (m == "willneed") {
+    r.advice = probe::Advice::kWillneed;
+  } else {
+    return unsupported("mapping.madvise=" + m);
+  }
+  r.write = cfg.access.op == "write";
+  r.cache = cfg.file.cache == "warm-read"    ? probe::CacheState::kWarmRead
+            : cfg.file.cache == "warm-write" ? probe::CacheState::kWarmWrite
+                                             : probe::CacheState::kCold;
+  r.write_chunk_bytes = static_cast<uint32_t>(cfg.file.write_chunk);
+  r.warm_chunk_bytes = static_cast<uint32_t>(cfg.file.warm_chunk);
+  auto pages = workload::generate_all(engine::make_access_spec(cfg));
+  if (!pages.ok()) return pages.status();
+  r.pages = std::move(*pages);
+  r.repetitions = repetitions;
+  r.trace_events = opts.trace_events;
+  r.workspace_root = opts.workspace_root;
+  r.output_dir = opts.output_dir;
+  return r;
+}
+
+bool sets_kernel_switch(const NamedOverrides& v) {
+  return std::any_of(v.set.begin(), v.set.end(), [](const std::string& a) {
+    return a.rfind("kernel.", 0) == 0 && a.rfind("kernel.profile=", 0) != 0;
+  });
+}
+
+std::string file_safe(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return o;
+}
+
+uint64_t host_mem_total() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  while (in >> key >> kb) {
+    if (key == "MemTotal:") return kb * 1024;
+    in.ignore(256, '\n');
+  }
+  return 0;
+}
+
+struct ProbedRun {
+  PlannedRun plan;
+  std::string name;
+  probe::Result kernel;
+};
+
+Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
+                                         const std::vector<std::string>& overrides,
+                                         const CompareOptions& opts,
+                                         std::vector<std::string>* skipped) {
+  std::vector<NamedOverrides> variants = sc.variants;
+  Scenario host = sc;
+  host.variants.clear();
+  for (const NamedOverrides& v : variants) {
+    if (sets_kernel_switch(v)) {
+      skipped->push_back("variant '" + v.name + "' changes kernel switches: model only");
+    } else {
+      host.variants.push_back(v);
+    }
+  }
+  if (!variants.empty() && host.variants.empty()) {
+    return Status::InvalidArgument(sc.source + ": every variant changes kernel switches; "
+                                   "nothing can be run on the host");
+  }
+  // The model describes this machine's kernel.
+  std::vector<std::string> all = {"kernel.profile=" + host_profile_name()};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  auto plan = plan_runs(host, all);
+  if (!plan.ok()) return plan.status();
+  auto live = probe::make_live_probe();
+  std::vector<ProbedRun> out;
+  const int reps = opts.repetitions > 0 ? opts.repetitions : sc.probe.repetitions;
+  for (PlannedRun& p : *plan) {
+    const std::string name = file_safe(sc.name + "-" + p.case_name + "-" + p.variant);
+    auto req = make_request(p.cfg, name, opts, reps);
+    if (!req.ok()) return Status::InvalidArgument(sc.source + ": " + req.status().message());
+    if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
+    ProbedRun pr{p, name, {}};
+    Status st = live->run(*req, &pr.kernel, [&](int done, int total) {
+      if (opts.progress) {
+        opts.progress("  repetition " + std::to_string(done) + "/" + std::to_string(total));
+      }
+    });
+    if (!st.ok()) return st;
+    out.push_back(std::move(pr));
+  }
+  return out;
+}
+
+Spread spread_of(const std::vector<probe::Counters>& runs, const std::string& key) {
+  const probe::Spread s = probe::spread(runs, key);
+  return {s.median, s.min, s.max};
+}
+
+}  // namespace
+
+std::string host_profile_name() {
+  struct utsname u {};
+  if (uname(&u) != 0) return "6.18";
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return "6.18";
+  const int v = major * 100 + minor;
+  // The newest profile not newer than the running kernel.
+  std::string best = "6.9";
+  int best_v = 0;
+  for (std::string_view n : mm::profile_names()) {
+    int a = 0, b = 0;
+    if (std::sscanf(std::string(n).c_str(), "%d.%d", &a, &b) != 2) continue;
+    const int pv = a * 100 + b;
+    if (pv <= v && pv > best_v) {
+      best_v = pv;
+      best = std::string(n);
+    }
+  }
+  return best;
+}
+
+Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
+                                              const std::vector<std::string>& overrides,
+                                              const CompareOptions& opts) {
+  std::vector<std::string> skipped;
+  auto probed = run_probe(sc, overrides, opts, &skipped);
+  if (!probed.ok()) return probed.status();
+  std::vector<RunResult> out;
+  for (const ProbedRun& pr : *probed) {
+    RunResult r;
+    r.case_name = pr.plan.case_name;
+    r.variant = pr.plan.variant;
+    r.config = effective_keys(pr.plan.cfg);
+    r.config.emplace_back("host.kernel_release", pr.kernel.host.kernel_release);
+    std::vector<std::string> keys;
+    for (const auto& run : pr.kernel.runs) {
+      for (const auto& [k, v] : run) {
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+    }
+    std::sort(keys.begin(), keys.end());
+    for (const std::string& k : keys) {
+      const Spread s = spread_of(pr.kernel.runs, k);
+      r.counters.push_back({k, s.median});
+      r.counters.push_back({k + ".min", s.min});
+      r.counters.push_back({k + ".max", s.max});
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
+                                                  const std::vector<std::string>& overrides,
+                                                  const CompareOptions& opts) {
+  std::vector<std::string> skipped;
+  auto probed = run_probe(sc, overrides, opts, &skipped);
+  if (!probed.ok()) return probed.status();
+  // The model of the same runs, on a machine with this machine's memory.
+  std::vector<PlannedRun> model_plan;
+  for (const ProbedRun& pr : *probed) {
+    PlannedRun p = pr.plan;
+    if (!p.cfg.machine.memory_limit) p.cfg.machine.memory = host_mem_total();
+    model_plan.push_back(std::move(p));
+  }
+  SimOptions sim;
+  sim.progress = false;
+  if (opts.trace_events) sim.trace_dir = opts.output_dir;
+  auto model = simulate(model_plan, sim);
+  if (!model.ok()) return model.status();
+
+  std::map<std::string, double> tolerance;
+  for (const auto& [k, v] : sc.probe.tolerance) tolerance[k] = v;
+  std::vector<CompareCase> out;
+  for (size_t i = 0; i < probed->size(); ++i) {
+    const ProbedRun& pr = (*probed)[i];
+    CompareCase c;
+    c.scenario = sc.name;
+    c.case_name = pr.plan.case_name;
+    c.variant = pr.plan.variant;
+    c.kernel_release = pr.kernel.host.kernel_release;
+    c.model_profile = host_profile_name();
+    c.model = (*model)[i];
+    c.notes = pr.kernel.notes;
+    c.notes.insert(c.notes.end(), skipped.begin(), skipped.end());
+    c.kernel_event_files = pr.kernel.event_files;
+    if (opts.trace_events) {
+      c.model_event_file = opts.output_dir + "/" + file_safe(c.case_name) + "-" +
+                           file_safe(c.variant) + ".model.trace";
+    }
+    for (const char* name : kCompared) {
+      CompareRow row;
+      row.counter = name;
+      row.model = c.model.get(name);
+      row.kernel = spread_of(pr.kernel.runs, name);
+      const double k = row.kernel.median;
+      row.error = k != 0 ? (row.model - k) / k : (row.model == 0 ? 0 : INFINITY);
+      auto t = tolerance.find(name);
+      if (t != tolerance.end()) {
+        row.tolerance = t->second;
+        row.within = std::fabs(row.model - k) <= std::max(t->second * std::fabs(k), absolute_floor(name));
+        c.judged = true;
+        c.pass = c.pass && row.within;
+      }
+      c.rows.push_back(row);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,143 @@
+#include "report/compare_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+
+namespace faultline::report {
+namespace {
+
+std::string pct(double e) {
+  if (!std::isfinite(e)) return "inf";
+  return fmt::format("{:+.1f}%", 100 * e);
+}
+
+const CompareRow* row(const CompareCase& c, const std::string& counter) {
+  for (const CompareRow& r : c.rows) {
+    if (r.counter == counter) return &r;
+  }
+  return nullptr;
+}
+
+std::string tolerances(const std::vector<CompareCase>& cases) {
+  std::string out;
+  if (cases.empty()) return out;
+  for (const CompareRow& r : cases.front().rows) {
+    if (r.tolerance < 0) continue;
+    out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", r.counter, 100 * r.tolerance);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_compare_table(const std::vector<CompareCase>& cases) {
+  std::string out;
+  if (cases.empty()) return "no case was compared\n";
+  out += fmt::format("{}: model of kernel {} vs kernel {}\n\n", cases.front().scenario,
+                     cases.front().model_profile, cases.front().kernel_release);
+  out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>8} {:>5}\n", "case/variant", "counter",
+                     "model", "kernel", "[min, max]", "error", "");
+  for (const CompareCase& c : cases) {
+    const std::string name = c.case_name + "/" + c.variant;
+    for (const CompareRow& r : c.rows) {
+      const std::string range =
+          fmt::format("[{}, {}]", format_number(r.kernel.min), format_number(r.kernel.max));
+      const char* verdict = r.tolerance < 0 ? "" : (r.within ? "ok" : "OUT");
+      out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>8} {:>5}\n", name, r.counter,
+                         format_number(r.model), format_number(r.kernel.median), range,
+                         pct(r.error), verdict);
+    }
+    for (const std::string& n : c.notes) out += fmt::format("{:<28} note: {}\n", name, n);
+  }
+  const std::string matrix = format_compare_matrix(cases);
+  out += "\n" + matrix.substr(matrix.rfind('\n', matrix.size() - 2) + 1);  // the summary line
+  return out;
+}
+
+std::string format_compare_matrix(const std::vector<CompareCase>& cases) {
+  std::string out;
+  size_t w = 20;
+  for (const CompareCase& c : cases) {
+    w = std::max(w, c.scenario.size() + c.case_name.size() + c.variant.size() + 2);
+  }
+  out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n", "scenario/case/variant", w,
+                     "pgpgin", "majflt", "minflt", "verdict");
+  size_t judged = 0, passed = 0;
+  for (const CompareCase& c : cases) {
+    auto cell = [&](const char* counter) {
+      const CompareRow* r = row(c, counter);
+      if (!r) return std::string("-");
+      return fmt::format("{}{}", pct(r->error), r->tolerance >= 0 && !r->within ? "!" : "");
+    };
+    out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n",
+                       c.scenario + "/" + c.case_name + "/" + c.variant, w, cell("pgpgin"),
+                       cell("majflt"), cell("minflt"),
+                       !c.judged ? "not judged" : (c.pass ? "ok" : "OUT"));
+    if (c.judged) {
+      ++judged;
+      passed += c.pass;
+    }
+  }
+  out += fmt::format("{} of {} cases within tolerance ({})\n", passed, judged, tolerances(cases));
+  return out;
+}
+
+std::string format_compare_json(const std::vector<CompareCase>& cases) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const CompareCase& c : cases) {
+    nlohmann::ordered_json o;
+    o["scenario"] = c.scenario;
+    o["case"] = c.case_name;
+    o["variant"] = c.variant;
+    o["kernel_release"] = c.kernel_release;
+    o["model_profile"] = c.model_profile;
+    o["pass"] = c.pass;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const CompareRow& r : c.rows) {
+      nlohmann::ordered_json j;
+      j["counter"] = r.counter;
+      j["model"] = r.model;
+      j["kernel_median"] = r.kernel.median;
+      j["kernel_min"] = r.kernel.min;
+      j["kernel_max"] = r.kernel.max;
+      j["error"] = std::isfinite(r.error) ? nlohmann::ordered_json(r.error) : nullptr;
+      if (r.tolerance >= 0) {
+        j["tolerance"] = r.tolerance;
+        j["within"] = r.within;
+      }
+      rows.push_back(j);
+    }
+    o["rows"] = rows;
+    o["notes"] = c.notes;
+    o["kernel_event_files"] = c.kernel_event_files;
+    if (!c.model_event_file.empty()) o["model_event_file"] = c.model_event_file;
+    nlohmann::ordered_json cfg;
+    for (const auto& [k, v] : c.model.config) cfg[k] = v;
+    o["config"] = cfg;
+    arr.push_back(o);
+  }
+  return arr.dump(2) + "\n";
+}
+
+std::string format_compare_csv(const std::vector<CompareCase>& cases) {
+  std::string out =
+      "scenario,case,variant,counter,model,kernel_median,kernel_min,kernel_max,error,tolerance,"
+      "within\n";
+  for (const CompareCase& c : cases) {
+    for (const CompareRow& r : c.rows) {
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", c.scenario, c.case_name, c.variant,
+                         r.counter, format_number(r.model), format_number(r.kernel.median),
+                         format_number(r.kernel.min), format_number(r.kernel.max),
+                         std::isfinite(r.error) ? fmt::format("{:.6g}", r.error) : "inf",
+                         r.tolerance >= 0 ? fmt::format("{:g}", r.tolerance) : "",
+                         r.tolerance >= 0 ? (r.within ? "true" : "false") : "");
+    }
+  }
+  return out;
+}
+
+}  // namespace faultline::report
