@@ -219,6 +219,10 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
   for (const ProbedRun& pr : *probed) {
     PlannedRun p = pr.plan;
     if (!p.cfg.machine.memory_limit) p.cfg.machine.memory = host_mem_total();
+    // The model gets the probe's device: its max_sectors_kb bounds read(2)'s
+    // readahead (io_pages).
+    const Spread msk = spread_of(pr.kernel.runs, "device.max_sectors_kb");
+    if (msk.median >= 4) p.cfg.device.max_sectors_kb = static_cast<uint32_t>(msk.median);
     model_plan.push_back(std::move(p));
   }
   SimOptions sim;

@@ -250,7 +250,12 @@ vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
   bool dropped = false;
   if (as.present(index)) {
     // We found the page, so try async readahead before waiting for the lock.
-    if (!(vmf.flags & FAULT_FLAG_TRIED)) dropped = do_async_mmap_readahead(k, vmf, as.head(index));
+    // filemap_get_folio() took a reference: reclaim cannot free the folio
+    // while the async readahead it triggers allocates the next window.
+    const pgoff_t head = as.head(index);
+    as.set(head, kPgRefHeld);
+    if (!(vmf.flags & FAULT_FLAG_TRIED)) dropped = do_async_mmap_readahead(k, vmf, head);
+    if (as.present(head)) as.clear(head, kPgRefHeld);
   } else {
     // No page in the page cache at all.
     k.vmstat().inc(VmEvent::pgmajfault);
@@ -333,7 +338,11 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     if (as.test(last_head, kPgReadahead)) {
       // filemap_readahead()
       ReadaheadControl rac{&file, &as, &ra, last_head, /*sync=*/false};
+      for (size_t i = 0; i < n; ++i) as.set(heads[i], kPgRefHeld);  // the batch's references
       page_cache_async_ra(k, rac, last_head, last_index - last_head);
+      for (size_t i = 0; i < n; ++i) {
+        if (as.present(heads[i]) && as.head(heads[i]) == heads[i]) as.clear(heads[i], kPgRefHeld);
+      }
     }
     // When a read accesses the same folio several times, only mark it as
     // accessed the first time.

@@ -32,6 +32,8 @@ enum PageBits : uint16_t {
   kPgDirty = 1u << 8,       // PG_dirty
   kPgSwapBacked = 1u << 9,  // PG_swapbacked: shmem/tmpfs
   kPgLru = 1u << 10,        // PG_lru: on an LRU list
+  kPgLocked = 1u << 12,     // PG_locked: a readahead batch not yet submitted
+  kPgRefHeld = 1u << 13,    // a fault or read(2) holds a reference: reclaim cannot free it
   kPgMapped = 1u << 11,     // some PTE may map the folio (folio_mapped(); cleared on unmap)
 };
 

@@ -10,7 +10,7 @@ uint32_t KernelProfile::fault_around_pages() const {
 }
 
 const std::vector<std::string_view>& profile_names() {
-  static const std::vector<std::string_view> kNames = {"6.9", "6.15", "6.18", "7.1"};
+  static const std::vector<std::string_view> kNames = {"6.9", "6.15", "6.18", "7.1", "7.4"};
   return kNames;
 }
 
@@ -21,10 +21,16 @@ bool lookup_profile(std::string_view name, KernelProfile* out) {
   } else if (name == "7.1") {
     // Linux 7.1.5: the seed series (P1, P2) applies on top of it as variants.
     p.thp_ra_before_mmap_miss = false;
+  } else if (name == "7.4") {
+    // Mainline after v7.4-rc1 (d48723711bae), the base of seed 2's series.
+    p.thp_ra_before_mmap_miss = false;
+    p.anon_pgoff_hi = true;
+    p.anon_rmap_assert = true;
   } else if (name == "6.15") {
     p.ext4_large_folios = false;
     p.ra_order_plus2 = true;
     p.map_pages_whole_folio = false;
+    p.madvise_vma_lock = false;
   } else if (name == "6.9") {
     p.ext4_large_folios = false;
     p.map_pages_workingset_exclusion = false;
@@ -32,6 +38,7 @@ bool lookup_profile(std::string_view name, KernelProfile* out) {
     p.map_pages_whole_folio = false;
     p.async_credit_unlocked_only = false;
     p.batched_rss = false;
+    p.madvise_vma_lock = false;
   } else {
     return false;
   }

@@ -49,6 +49,22 @@ struct KernelProfile {
   // File folios of PMD order are mapped with one PMD (do_set_pmd).
   bool file_pmd_mapping = true;
 
+  // --- per-VMA locks, anonymous rmap (mm/mmap_lock.c, mm/rmap.c, mm/vma.h) ---
+  // 7.4-rc1 anon pgoff series: linear_anon_page_index() reads
+  // __vm_anon_pgoff_hi, the u32 next to vm_refcnt on the VMA's third line.
+  bool anon_pgoff_hi = false;
+  // 7.4-rc1: vma_has_anon_rmap() runs vma_is_attached() and
+  // vma_assert_stabilised() (loads of vm_refcnt and the mmap_lock count) on
+  // every anonymous fault, also with CONFIG_DEBUG_VM=n.
+  bool anon_rmap_assert = false;
+  // seed 2, patch 1: the anonymous page index from vm_pgoff (line 1).
+  bool vma_refcnt_p1 = false;
+  // seed 2, patch 2: that assertion only with CONFIG_DEBUG_VM.
+  bool vma_refcnt_p2 = false;
+  bool debug_vm = false;  // CONFIG_DEBUG_VM
+  // MADV_DONTNEED zaps under the per-VMA read lock (6.16+), not mmap_lock.
+  bool madvise_vma_lock = true;
+
   // --- file systems ----------------------------------------------------------
   // ext4 allocates large folios in the page cache (6.16+); xfs has since 5.18.
   bool ext4_large_folios = true;
@@ -61,6 +77,9 @@ struct KernelProfile {
   LruPolicy lru = LruPolicy::kClassic;
 
   uint32_t fault_around_pages() const;
+  // The seed 2 reads of vm_refcnt's line an anonymous fault makes.
+  bool reads_anon_pgoff_hi() const { return anon_pgoff_hi && !vma_refcnt_p1; }
+  bool asserts_vma_stable() const { return anon_rmap_assert && (!vma_refcnt_p2 || debug_vm); }
 };
 
 // Names accepted by kernel.profile, in a stable order.

@@ -9,14 +9,24 @@ namespace {
 
 // A contiguous run of folios allocated by one readahead call, waiting for
 // read_pages() to submit it as one batch.
+// Its folios stay locked until then, so reclaim cannot take them.
 struct Batch {
+  pgoff_t start = 0;
   uint64_t nr_pages = 0;
+  void add(pgoff_t index, uint64_t nr) {
+    if (nr_pages == 0) start = index;
+    nr_pages += nr;
+  }
 };
 
 // read_pages(): hands the batch to ->readahead; one bio stream, counted at
 // submit_bio in pgpgin.
 void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   if (b.nr_pages == 0) return;
+  AddressSpace& as = *rac.mapping;
+  for (pgoff_t i = b.start; i < b.start + b.nr_pages; i += as.folio_nr_pages(i)) {
+    as.clear(i, kPgLocked);  // the read completes (folio_end_read)
+  }
   k.vmstat().inc(VmEvent::pgpgin, b.nr_pages * (kPageSize / 1024));
   k.vmstat().inc(VmEvent::read_bios);
   k.submit_read(b.nr_pages, rac.sync);
@@ -73,12 +83,15 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
                        uint16_t extra_flags, bool gfp_write) {
   const uint64_t nr = uint64_t{1} << order;
   if (as.any_present(index, nr)) return false;  // -EEXIST
+  const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - index);
+  // mem_cgroup_charge() before the folio is in the page cache or on the
+  // LRU: reclaim makes room first, so it never takes the folio being added.
+  reclaim_for(k, in_file);
   uint32_t shadow_age = 0;
   bool shadow_ws = false;
   const bool had_shadow = as.install(index, order, &shadow_age, &shadow_ws);
   as.set(index, static_cast<uint16_t>(kPgUptodate | extra_flags));
   if (as.shmem()) as.set(index, kPgSwapBacked);
-  const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - index);
   k.charge(static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_inserted, in_file);
   k.cpu_work(k.cpu().add_folio_ns);
@@ -88,7 +101,6 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
     workingset_refault(k, as, index, shadow_age, shadow_ws);
   }
   folio_add_lru(k, as, index);
-  reclaim_if_needed(k);
   return true;
 }
 
@@ -130,12 +142,12 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
       read_pages(k, rac, batch);  // already cached: submit what we have, skip it
       continue;
     }
-    const uint16_t flags = i == mark ? kPgReadahead : 0;
+    const uint16_t flags = kPgLocked | (i == mark ? kPgReadahead : 0);
     if (!filemap_add_folio(k, as, idx, 0, flags)) {
       read_pages(k, rac, batch);
       continue;
     }
-    ++batch.nr_pages;
+    batch.add(idx, 1);
   }
   read_pages(k, rac, batch);
 }
@@ -207,12 +219,13 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
     if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
     // Don't allocate pages past EOF.
     while (order > 0 && index + (uint64_t{1} << order) - 1 > limit) --order;
-    const uint16_t flags = index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0;
+    const uint16_t flags =
+        kPgLocked | (index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0);
     if (!filemap_add_folio(k, as, index, order, flags)) {
       failed = true;
       break;
     }
-    batch.nr_pages += std::min<uint64_t>(uint64_t{1} << order, as.nr_pages() - index);
+    batch.add(index, std::min<uint64_t>(uint64_t{1} << order, as.nr_pages() - index));
     index += uint64_t{1} << order;
   }
   read_pages(k, rac, batch);

@@ -121,13 +121,21 @@ uint32_t workingset_eviction(Kernel& k, uint64_t nr) {
 }
 
 // One pass of shrink_inactive_list over the tail folio. Returns pages freed.
-uint64_t shrink_one_inactive(Kernel& k) {
+uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   Lruvec& lv = k.lruvec();
   AddressSpace* as;
   pgoff_t head;
   if (!lru_pop_tail(k, lv.inactive, &as, &head)) return 0;
   const uint64_t nr = as->folio_nr_pages(head);
+  *scanned = nr;
   k.vmstat().inc(VmEvent::pgscan_file, nr);
+  if (as->test(head, kPgLocked | kPgRefHeld)) {
+    // folio_trylock() fails (its read is not submitted yet), or
+    // __remove_mapping() cannot freeze the references a fault holds. Keep it.
+    lru_del(k, *as, head);
+    lru_push_head(k, *as, head, /*active=*/false);
+    return 0;
+  }
   // folio_check_references()
   bool exec = false;
   // Only a mapped folio has PTEs to look at (folio_mapped()).
@@ -231,20 +239,22 @@ bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   return true;
 }
 
-void reclaim_if_needed(Kernel& k) {
+void reclaim_for(Kernel& k, uint64_t nr) {
   Lruvec& lv = k.lruvec();
-  uint64_t guard = 0;
-  while (k.nr_charged() > k.capacity_pages()) {
+  uint64_t futile = 0;  // pages scanned since the last one was freed
+  while (k.nr_charged() + nr > k.capacity_pages()) {
     if (inactive_is_low(lv)) shrink_active_list(k, kSwapClusterMax);
     if (lv.nr_inactive == 0) {
       if (lv.nr_active == 0) break;  // nothing reclaimable: shmem/anon only
       shrink_active_list(k, kSwapClusterMax);
       continue;
     }
-    shrink_one_inactive(k);
-    // Every folio is either freed, or moved with its young bits cleared, so
-    // reclaim always progresses; the guard only catches a model bug.
-    FAULTLINE_CHECK(++guard < (uint64_t{1} << 40));
+    uint64_t scanned = 0;
+    if (shrink_one_inactive(k, &scanned)) {
+      futile = 0;
+    } else if ((futile += scanned) > 2 * (lv.nr_inactive + lv.nr_active) + kSwapClusterMax) {
+      break;  // everything left is locked or keeps being referenced
+    }
   }
 }
 

@@ -19,8 +19,12 @@ void folio_mark_accessed(Kernel& k, AddressSpace& as, pgoff_t head);
 // workingset_refault(): a folio is re-inserted where a shadow entry was.
 void workingset_refault(Kernel& k, AddressSpace& as, pgoff_t head, uint32_t shadow_age,
                         bool shadow_ws);
+// Reclaims until nr more pages fit the capacity (try_charge's reclaim).
+// Gives up, leaving the charge over capacity, when nothing on the LRU can be
+// freed (every folio locked, or only unreclaimable memory left).
+void reclaim_for(Kernel& k, uint64_t nr);
 // Reclaims until the charged pages fit the capacity.
-void reclaim_if_needed(Kernel& k);
+inline void reclaim_if_needed(Kernel& k) { reclaim_for(k, 0); }
 // Unmaps and drops one folio (reclaim's __remove_mapping, or invalidation
 // when shadow is false). Returns the pages freed.
 uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow);

@@ -826,6 +826,10 @@ Status Session::run_child(int k, Counters* counters) {
     }
     c["pgpgin"] = static_cast<double>(d1[2] - d0[2]) / 2;  // 512-byte sectors -> KiB
     c["read_ios"] = static_cast<double>(d1[0] - d0[0]);
+    // The device's request size limit decides how far a large read(2) may
+    // read ahead (bdi->io_pages): the model needs the same device.
+    auto msk = sys::read_file(fmt::format("/sys/block/{}/queue/max_sectors_kb", loop_.name));
+    if (msk.ok()) c["device.max_sectors_kb"] = std::stod(sys::trim(*msk));
   } else {
     c["pgpgin"] = 0;
     c["read_ios"] = 0;

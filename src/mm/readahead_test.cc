@@ -1,0 +1,302 @@
+// readahead_test.cc — on-demand readahead (mm/readahead.c) against
+// docs/kernel-fault-path.md §3.3-§3.4 and §7: the window ladders, read(2)
+// streams, the folio-order ramp of large folios, the order-0 fallback, and
+// where the PG_readahead marker lands.
+#include "mm/readahead.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "harness/mm_model.h"
+
+namespace faultline::mmtest {
+namespace {
+
+// A file read with read(2) only (no VMA).
+ModelSetup reader(uint32_t ra_pages, unsigned max_order = 0) {
+  return ModelSetup().bytes(64 * kMiB).ra(ra_pages).order(max_order).unmapped();
+}
+
+// (start, size, async_size) of the readahead state.
+using Window = std::tuple<pgoff_t, uint32_t, uint32_t>;
+Window window(const FileRaState& ra) { return {ra.start, ra.size, ra.async_size}; }
+
+std::vector<uint64_t> next_sizes(uint64_t first, uint64_t max, int n) {
+  FileRaState ra;
+  ra.size = static_cast<uint32_t>(first);
+  std::vector<uint64_t> out{first};
+  for (int i = 1; i < n; ++i) {
+    ra.size = static_cast<uint32_t>(get_next_ra_size(ra, max));
+    out.push_back(ra.size);
+  }
+  return out;
+}
+
+// --- ladders (§7.4) -----------------------------------------------------------
+
+TEST(ReadaheadLadder, InitSize) {
+  EXPECT_EQ(get_init_ra_size(1, 32), 4u);    // 1 <= 32/32: x4
+  EXPECT_EQ(get_init_ra_size(2, 32), 4u);    // 2 <= 32/4: x2
+  EXPECT_EQ(get_init_ra_size(3, 32), 8u);    // rounded up to 4, x2
+  EXPECT_EQ(get_init_ra_size(16, 32), 32u);  // > max/4: max
+  EXPECT_EQ(get_init_ra_size(1, 2048), 4u);
+  EXPECT_EQ(get_init_ra_size(64, 2048), 256u);
+  EXPECT_EQ(get_init_ra_size(100, 2048), 256u);
+  EXPECT_EQ(get_init_ra_size(2048, 2048), 2048u);
+}
+
+TEST(ReadaheadLadder, NextSizeRampsTo32) {
+  EXPECT_EQ(next_sizes(4, 32, 5), (std::vector<uint64_t>{4, 8, 16, 32, 32}));
+}
+
+TEST(ReadaheadLadder, NextSizeRampsTo2048) {
+  EXPECT_EQ(next_sizes(4, 2048, 8), (std::vector<uint64_t>{4, 16, 64, 256, 512, 1024, 2048, 2048}));
+}
+
+// --- read(2) streams (§7.3-§7.5) ------------------------------------------------
+
+// 4 KiB reads from offset 0 with ra_pages 32: the first read opens (0, 4, 3)
+// with the marker on page 1; each marker hit moves the window to its end and
+// ramps it 8, 16, 32, 32, ..., the marker on the first page of each window.
+TEST(ReadaheadStream, SequentialReadsRampTheWindow) {
+  Model m(reader(32));
+  std::map<pgoff_t, Window> opened;  // page whose read moved the window -> window
+  Window last{};
+  for (pgoff_t p = 0; p <= 100; ++p) {
+    m.read_pages(p, 1);
+    if (window(m.ra()) != last) opened[p] = last = window(m.ra());
+    EXPECT_EQ(m.ra().prev_pos, static_cast<int64_t>((p + 1) * kPageSize));
+  }
+  EXPECT_EQ(opened, (std::map<pgoff_t, Window>{{0, {0, 4, 3}},
+                                               {1, {4, 8, 8}},
+                                               {4, {12, 16, 16}},
+                                               {12, {28, 32, 32}},
+                                               {28, {60, 32, 32}},
+                                               {60, {92, 32, 32}},
+                                               {92, {124, 32, 32}}}));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 156);
+  EXPECT_EQ(m.cached_in(0, 155), 156u);
+  EXPECT_FALSE(m.cached(156));
+  EXPECT_EQ(m.count(VmEvent::ra_sync), 1u);
+  EXPECT_EQ(m.count(VmEvent::ra_async), 6u);
+  EXPECT_EQ(m.marks(0, 200), std::vector<pgoff_t>{124});
+}
+
+TEST(ReadaheadStream, MarkerHitGrowsWindow) {
+  Model m(reader(32));
+  m.read_pages(0, 1);
+  ASSERT_TRUE(m.marked(1));
+  const uint32_t first = m.ra().size;
+  m.read_pages(1, 1);
+  EXPECT_FALSE(m.marked(1));
+  EXPECT_GT(m.ra().size, first);
+  EXPECT_EQ(m.ra().start, 4u);
+  EXPECT_TRUE(m.marked(4));
+}
+
+// A small read that neither starts the file nor follows the previous one,
+// with no cached run behind it, reads only the request and leaves the
+// window state alone.
+TEST(ReadaheadStream, RandomSmallReadReadsOnlyTheRequest) {
+  Model m(reader(32));
+  m.read_pages(1000, 1);
+  m.read_pages(5000, 2);
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 3);
+  EXPECT_EQ(m.ra().size, 0u);
+  EXPECT_EQ(m.count(VmEvent::ra_sync), 0u);
+  EXPECT_TRUE(m.marks(0, 16383).empty());
+}
+
+// A read that follows the previous one (index - prev_index <= 1) is
+// sequential wherever it is: it opens a fresh initial window.
+TEST(ReadaheadStream, ReadAfterPreviousIsSequential) {
+  Model m(reader(32));
+  m.read_pages(1000, 1);
+  m.read_pages(1001, 1);
+  EXPECT_EQ(window(m.ra()), (Window{1001, 4, 3}));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 5);
+}
+
+// ra_pages = 0 (read_ahead_kb = 0): every miss reads the one page asked for.
+TEST(ReadaheadStream, NoReadaheadReadsOnePagePerMiss) {
+  Model m(reader(0));
+  for (pgoff_t p = 0; p < 10; ++p) m.read_pages(p, 1);
+  EXPECT_EQ(m.pgpgin_kb(), 40u);
+  EXPECT_EQ(m.count(VmEvent::ra_forced), 10u);
+  EXPECT_TRUE(m.marks(0, 100).empty());
+}
+
+// POSIX_FADV_RANDOM (FMODE_RANDOM): exactly the request, no window state.
+TEST(ReadaheadStream, FmodeRandomReadsExactlyTheRequest) {
+  Model m(reader(32));
+  m.file().f_mode |= FMODE_RANDOM;
+  m.read_pages(0, 16);
+  EXPECT_EQ(m.pgpgin_kb(), 64u);
+  EXPECT_EQ(m.ra().size, 0u);
+  EXPECT_TRUE(m.marks(0, 100).empty());
+}
+
+// prev_pos is the read(2) position only; faults never set it (§7.1).
+TEST(ReadaheadStream, FaultsDoNotSetPrevPos) {
+  Model m(ModelSetup().ra(32));
+  m.touch(10);
+  EXPECT_EQ(m.ra().prev_pos, -1);
+  m.read_pages(3, 2);
+  EXPECT_EQ(m.ra().prev_pos, static_cast<int64_t>(5 * kPageSize));
+}
+
+// --- large folios: the order ramp (§3.4, §7.5) ---------------------------------
+
+// With ra_pages 2048 and large folios, each async window asks for two more
+// orders than the last, the window end is aligned to the new order, and the
+// folios are clamped by alignment, the window size and the mapping maximum.
+TEST(ReadaheadOrder, AsyncWindowsRampTheFolioOrder) {
+  Model m(reader(2048, 9));
+  std::map<pgoff_t, unsigned> ra_order;  // marker page read -> ra->order after it
+  for (pgoff_t p = 0; p < 1100; ++p) {
+    const bool marker = m.marked(p);
+    m.read_pages(p, 1);
+    if (marker) ra_order[p] = m.ra().order;
+  }
+  EXPECT_EQ(ra_order, (std::map<pgoff_t, unsigned>{
+                          {1, 2}, {4, 4}, {20, 6}, {80, 8}, {320, 8}, {768, 9}, {1024, 9}}));
+  // folio head -> order, window by window.
+  const std::map<pgoff_t, unsigned> want = {
+      {0, 0},    {1, 0},   {2, 0},   {3, 0},              // sync (0, 4, 3)
+      {4, 2},    {8, 2},   {12, 2},  {16, 2},             // (4, 16): order 2
+      {20, 2},   {24, 3},  {32, 4},  {48, 4},  {64, 4},   // (20, 60): order 4
+      {80, 4},   {96, 5},  {128, 6}, {192, 6}, {256, 6},  // (80, 240): order 6
+      {320, 6},  {384, 7}, {512, 8},                      // (320, 448): order 8
+      {768, 8},                                           // (768, 256): ilog2 clamp
+      {1024, 9},                                          // (1024, 512): max order
+      {1536, 9}};                                         // (1536, 512)
+  for (const auto& [head, order] : want) {
+    SCOPED_TRACE(::testing::Message() << "folio at " << head);
+    ASSERT_TRUE(m.cached(head));
+    EXPECT_EQ(m.as().head(head), head);
+    EXPECT_EQ(m.as().order(head), order);
+  }
+  EXPECT_EQ(window(m.ra()), (Window{1536, 512, 512}));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 2048);
+}
+
+TEST(ReadaheadOrder, RampIsClampedByTheMappingMaximum) {
+  Model m(reader(2048, 4));
+  for (pgoff_t p = 0; p < 600; ++p) m.read_pages(p, 1);
+  EXPECT_EQ(m.as().order(32), 4u);
+  EXPECT_EQ(m.as().order(128), 4u);
+  EXPECT_EQ(m.as().order(512), 4u);
+  EXPECT_LE(m.ra().order, 4u);
+  for (pgoff_t p = 0; p < 600; ++p) EXPECT_LE(m.as().order(p), 4u);
+}
+
+// A folio already inside the window makes the large-folio loop stop with
+// -EEXIST; the rest of the window is read with order-0 pages around it.
+TEST(ReadaheadOrder, PresentFolioFallsBackToOrderZero) {
+  Model m(reader(2048, 9));
+  m.cache(20, 20);
+  FileRaState& ra = m.ra();
+  ra.start = 0;
+  ra.size = 64;
+  ra.async_size = 32;
+  ra.order = 4;
+  ReadaheadControl rac{&m.file(), &m.as(), &ra, 0};
+  page_cache_ra_order(m.k(), rac, ra);
+  EXPECT_EQ(m.as().order(0), 4u);
+  EXPECT_EQ(m.as().head(15), 0u);
+  for (const pgoff_t p : {16, 19, 21, 40, 63}) EXPECT_EQ(m.as().order(p), 0u) << p;
+  EXPECT_EQ(m.cached_in(0, 63), 64u);
+  EXPECT_FALSE(m.cached(64));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 63);
+  // The fallback marks relative to its own start: 16 + (48 - 32).
+  EXPECT_EQ(m.marks(0, 63), std::vector<pgoff_t>{32});
+}
+
+// --- the PG_readahead marker (§3.3) ---------------------------------------------
+
+class Marker : public ::testing::Test {
+ protected:
+  static ModelSetup mapped(uint64_t file_pages, unsigned max_order = 0) {
+    return ModelSetup().pages(file_pages).ra(2048).order(max_order);
+  }
+};
+
+// Read-around [p - R/2, p + R/2) marks start + size - async = p + R/4.
+TEST_F(Marker, ReadAroundMarksAQuarterWindowAhead) {
+  Model m(mapped(16384));
+  m.touch(5000);
+  EXPECT_EQ(m.marks(0, 16383), std::vector<pgoff_t>{5000 + 512});
+}
+
+// Near the start of the file the window starts at 0: the mark is at 3R/4.
+TEST_F(Marker, WindowClippedAtZeroMarksThreeQuarters) {
+  Model m(mapped(16384));
+  m.touch(100);
+  EXPECT_EQ(m.cached_in(0, 2047), 2048u);
+  EXPECT_EQ(m.marks(0, 16383), std::vector<pgoff_t>{1536});
+}
+
+// Only newly allocated pages are marked: a cached page at the mark stays
+// unmarked, and no other page is marked instead.
+TEST_F(Marker, CachedPageAtTheMarkIsNotMarked) {
+  Model m(mapped(16384));
+  m.cache(5512, 5512);
+  m.touch(5000);
+  EXPECT_TRUE(m.marks(0, 16383).empty());
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 2047);
+}
+
+// Order-0 path, window truncated at EOF: do_page_cache_ra marks
+// clipped_len - async = 1200 - 512.
+TEST_F(Marker, EofClippedWindowMarksFromTheClippedLength) {
+  Model m(mapped(1200));
+  m.touch(1000);
+  EXPECT_EQ(m.cached_in(0, 1199), 1200u);
+  EXPECT_EQ(m.marks(0, 1199), std::vector<pgoff_t>{688});
+}
+
+// ...and omits the marker when async_size exceeds the clipped length.
+TEST_F(Marker, EofClippedWindowShorterThanAsyncHasNoMarker) {
+  Model m(mapped(400));
+  m.touch(100);
+  EXPECT_EQ(m.cached_in(0, 399), 400u);
+  EXPECT_TRUE(m.marks(0, 399).empty());
+}
+
+// Large-folio path (7.1): the mark stays at start + size - async and is set
+// if it still lies inside the truncated window.
+TEST_F(Marker, LargeFolioPathKeepsTheMarkInsideATruncatedWindow) {
+  Model m(mapped(1800, 9));
+  m.touch(1000);
+  EXPECT_EQ(m.cached_in(0, 1799), 1800u);
+  EXPECT_EQ(m.marks(0, 1799), std::vector<pgoff_t>{1536});
+}
+
+// §7.4: when every page from the start of the file up to index-1 is cached,
+// page_cache_prev_miss finds no hole ("none" = ULONG_MAX), so contig_count =
+// index - ULONG_MAX - 1 = index, doubled: size = min(2 * index + req, max).
+// A 4 KiB read(2) at page 5 of a fresh file descriptor with pages 0-4 cached
+// opens (5, 11, 1): 11 pages read, marker on page 15.
+TEST(ReadaheadStream, CachedFileStartSizesWindowFromIndex) {
+  Model m(reader(32));
+  m.cache(0, 4);
+  m.read_pages(5, 1);
+  EXPECT_EQ(window(m.ra()), (Window{5, 11, 1}));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 11);
+  EXPECT_EQ(m.marks(0, 100), std::vector<pgoff_t>{15});
+}
+
+// A cached run that does not reach the file start: contig = the run.
+TEST(ReadaheadStream, CachedRunBehindTheReadSizesTheWindow) {
+  Model m(reader(32));
+  m.cache(100, 109);
+  m.read_pages(110, 1);
+  EXPECT_EQ(window(m.ra()), (Window{110, 11, 1}));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 11);
+}
+
+}  // namespace
+}  // namespace faultline::mmtest
