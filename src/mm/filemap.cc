@@ -167,10 +167,6 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   const pgoff_t file_end = as.nr_pages() - 1;
   end_pgoff = std::min(end_pgoff, file_end);
   k.vmstat().inc(VmEvent::fault_around_calls);
-  k.trace({.kind = TraceKind::kFilemapMapPages,
-           .ino = as.ino(),
-           .index = start_pgoff,
-           .end = end_pgoff});
   vm_fault_t ret = 0;
   uint32_t local_miss = 0;  // baseline credit: pages found mappable
   uint32_t p1_credit = 0;   // P1 credit: the faulting address was mapped
@@ -178,6 +174,11 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   const MmCounter counter = as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES;
   pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
   if (idx != kNoIndex) {
+    // The kernel's tracepoint fires only when there is a folio to map.
+    k.trace({.kind = TraceKind::kFilemapMapPages,
+             .ino = as.ino(),
+             .index = start_pgoff,
+             .end = end_pgoff});
     const pgoff_t first_head = as.head(idx);
     // Do not map with a PMD across i_size (shmem excepted). The test is
     // file_end >= folio_next_index(): the folio holding the last page of the

@@ -240,6 +240,7 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count) {
   FileRaState& ra = *rac.ra;
   const pgoff_t index = rac.index;
+  trace_ra(k, TraceKind::kPageCacheSyncRa, rac, req_count);  // the state before the call
   bool do_forced_ra = rac.file && (rac.file->f_mode & FMODE_RANDOM);
   if (ra.ra_pages == 0) {
     req_count = 1;
@@ -264,7 +265,6 @@ void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count) {
     // Standalone, small random read: read as is, and do not pollute the
     // readahead state.
     if (contig_count <= req_count) {
-      trace_ra(k, TraceKind::kPageCacheSyncRa, rac, req_count);
       do_page_cache_ra(k, rac, req_count, 0);
       return;
     }
@@ -277,7 +277,6 @@ void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count) {
   }
   ra.order = 0;
   k.vmstat().inc(VmEvent::ra_sync);
-  trace_ra(k, TraceKind::kPageCacheSyncRa, rac, req_count);
   rac.index = ra.start;
   page_cache_ra_order(k, rac, ra);
 }
@@ -286,6 +285,7 @@ void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, u
   FileRaState& ra = *rac.ra;
   AddressSpace& as = *rac.mapping;
   if (ra.ra_pages == 0) return;
+  trace_ra(k, TraceKind::kPageCacheAsyncRa, rac, req_count);  // the state before the call
   // Same bit is used for PG_readahead and PG_reclaim: a folio under
   // writeback keeps it. The model has no writeback in flight.
   as.clear(folio_head, kPgReadahead);
@@ -322,7 +322,6 @@ void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, u
   if (aligned_end > ra.start) ra.size -= static_cast<uint32_t>(end - aligned_end);
   ra.async_size = ra.size;
   k.vmstat().inc(VmEvent::ra_async);
-  trace_ra(k, TraceKind::kPageCacheAsyncRa, rac, req_count);
   rac.index = ra.start;
   rac.sync = false;
   page_cache_ra_order(k, rac, ra);
