@@ -24,8 +24,8 @@ struct CompareRow {
   std::string counter;
   double model = 0;
   Spread kernel;
-  double error = 0;      // (model - kernel median) / kernel median; 0 when both are 0
-  double tolerance = -1; // relative; < 0: shown, not judged
+  double error = 0;       // (model - kernel median) / kernel median; 0 when both are 0
+  double tolerance = -1;  // relative; < 0: shown, not judged
   bool within = true;
 };
 
@@ -42,12 +42,14 @@ struct CompareCase {
   std::vector<std::string> notes;
   std::vector<std::string> kernel_event_files;
   std::string model_event_file;
+  double model_wall_s = 0;  // how long the model took to compute the run (not a counter:
+                            // it varies from run to run, so it stays out of RunResult)
 };
 
 struct CompareOptions {
-  int repetitions = 0;          // 0: the scenario's probe.repetitions
-  bool trace_events = false;    // record the kernel's and the model's tracepoints
-  std::string output_dir;       // where traces go (required with trace_events)
+  int repetitions = 0;        // 0: the scenario's probe.repetitions
+  bool trace_events = false;  // record the kernel's and the model's tracepoints
+  std::string output_dir;     // where traces go (required with trace_events)
   std::string workspace_root = "/var/tmp/faultline-probe";
   std::function<void(const std::string&)> progress;  // one line per step
 };

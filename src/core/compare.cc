@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -19,8 +20,12 @@ namespace {
 
 // Counters put side by side, in this order; those with a tolerance in the
 // scenario are judged, the others shown.
-const char* const kCompared[] = {"pgpgin",  "majflt", "minflt", "pgmajfault",
-                                 "workingset_refault_file", "workingset_activate_file",
+const char* const kCompared[] = {"pgpgin",
+                                 "majflt",
+                                 "minflt",
+                                 "pgmajfault",
+                                 "workingset_refault_file",
+                                 "workingset_activate_file",
                                  "elapsed_s"};
 
 // Below these absolute differences a counter is within tolerance whatever
@@ -85,7 +90,8 @@ bool sets_kernel_switch(const NamedOverrides& v) {
 
 std::string file_safe(const std::string& s) {
   std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : s)
+    o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return o;
 }
 
@@ -121,7 +127,8 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
     }
   }
   if (!variants.empty() && host.variants.empty()) {
-    return Status::InvalidArgument(sc.source + ": every variant changes kernel switches; "
+    return Status::InvalidArgument(sc.source +
+                                   ": every variant changes kernel switches; "
                                    "nothing can be run on the host");
   }
   // The model describes this machine's kernel.
@@ -227,9 +234,17 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
   }
   SimOptions sim;
   sim.progress = false;
+  sim.jobs = 1;
   if (opts.trace_events) sim.trace_dir = opts.output_dir;
-  auto model = simulate(model_plan, sim);
-  if (!model.ok()) return model.status();
+  std::vector<RunResult> model;
+  std::vector<double> wall;
+  for (const PlannedRun& p : model_plan) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = simulate({p}, sim);
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (!r.ok()) return r.status();
+    model.push_back(std::move(r->front()));
+  }
 
   std::map<std::string, double> tolerance;
   for (const auto& [k, v] : sc.probe.tolerance) tolerance[k] = v;
@@ -242,7 +257,8 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     c.variant = pr.plan.variant;
     c.kernel_release = pr.kernel.host.kernel_release;
     c.model_profile = host_profile_name();
-    c.model = (*model)[i];
+    c.model = model[i];
+    c.model_wall_s = wall[i];
     c.notes = pr.kernel.notes;
     c.notes.insert(c.notes.end(), skipped.begin(), skipped.end());
     c.kernel_event_files = pr.kernel.event_files;
@@ -260,7 +276,8 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
       auto t = tolerance.find(name);
       if (t != tolerance.end()) {
         row.tolerance = t->second;
-        row.within = std::fabs(row.model - k) <= std::max(t->second * std::fabs(k), absolute_floor(name));
+        row.within =
+            std::fabs(row.model - k) <= std::max(t->second * std::fabs(k), absolute_floor(name));
         c.judged = true;
         c.pass = c.pass && row.within;
       }

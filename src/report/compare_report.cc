@@ -51,6 +51,13 @@ std::string format_compare_table(const std::vector<CompareCase>& cases) {
                          format_number(r.model), format_number(r.kernel.median), range,
                          pct(r.error), verdict);
     }
+    const CompareRow* t = row(c, "elapsed_s");
+    if (t && t->kernel.median > 0 && c.model_wall_s > 0) {
+      out += fmt::format(
+          "{:<28} time: the kernel's access loop took {:.4f} s, the model computed "
+          "the run in {:.4f} s ({:.1f}x)\n",
+          name, t->kernel.median, c.model_wall_s, t->kernel.median / c.model_wall_s);
+    }
     for (const std::string& n : c.notes) out += fmt::format("{:<28} note: {}\n", name, n);
   }
   const std::string matrix = format_compare_matrix(cases);
@@ -64,8 +71,8 @@ std::string format_compare_matrix(const std::vector<CompareCase>& cases) {
   for (const CompareCase& c : cases) {
     w = std::max(w, c.scenario.size() + c.case_name.size() + c.variant.size() + 2);
   }
-  out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n", "scenario/case/variant", w,
-                     "pgpgin", "majflt", "minflt", "verdict");
+  out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n", "scenario/case/variant", w, "pgpgin",
+                     "majflt", "minflt", "verdict");
   size_t judged = 0, passed = 0;
   for (const CompareCase& c : cases) {
     auto cell = [&](const char* counter) {
@@ -96,6 +103,7 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
     o["kernel_release"] = c.kernel_release;
     o["model_profile"] = c.model_profile;
     o["pass"] = c.pass;
+    o["model_wall_s"] = c.model_wall_s;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const CompareRow& r : c.rows) {
       nlohmann::ordered_json j;
