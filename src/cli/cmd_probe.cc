@@ -33,7 +33,10 @@ CompareOptions options(const ProbeArgs& a) {
   o.repetitions = a.repetitions;
   o.trace_events = a.events || !a.trace_dir.empty();
   o.output_dir = a.trace_dir.empty() ? std::string("faultline-events") : a.trace_dir;
-  if (!a.quiet) o.progress = [](const std::string& line) { std::fprintf(stderr, "faultline: %s\n", line.c_str()); };
+  if (!a.quiet)
+    o.progress = [](const std::string& line) {
+      std::fprintf(stderr, "faultline: %s\n", line.c_str());
+    };
   return o;
 }
 
@@ -48,7 +51,8 @@ Status make_dir(const std::string& dir) {
 
 Result<std::vector<std::string>> scenario_files(const ProbeArgs& a) {
   if (a.all_dir.empty()) {
-    if (a.scenario.empty()) return Status::InvalidArgument("a scenario file or --all DIR is needed");
+    if (a.scenario.empty())
+      return Status::InvalidArgument("a scenario file or --all DIR is needed");
     return std::vector<std::string>{a.scenario};
   }
   DIR* d = ::opendir(a.all_dir.c_str());
@@ -113,13 +117,15 @@ void do_compare(const ProbeArgs& a) {
   } else if (a.format == "csv") {
     text = report::format_compare_csv(all);
   } else {
-    text = a.all_dir.empty() ? report::format_compare_table(all) : report::format_compare_matrix(all);
+    text =
+        a.all_dir.empty() ? report::format_compare_table(all) : report::format_compare_matrix(all);
     if (a.events) {
       for (const CompareCase& c : all) text += "\n" + explain_divergence(c);
     }
   }
   if (Status st = write_output(a.output, text); !st.ok()) return fail(st);
-  if (a.strict && std::any_of(all.begin(), all.end(), [](const CompareCase& c) { return !c.pass; })) {
+  if (a.strict &&
+      std::any_of(all.begin(), all.end(), [](const CompareCase& c) { return !c.pass; })) {
     set_exit_code(3);
   }
 }
@@ -147,7 +153,8 @@ void add_probe_commands(CLI::App& app) {
 
   auto c = std::make_shared<ProbeArgs>();
   CLI::App* compare = app.add_subcommand(
-      "compare", "the model and this machine's kernel side by side, with the error of each counter");
+      "compare",
+      "the model and this machine's kernel side by side, with the error of each counter");
   compare->add_option("scenario", c->scenario, "scenario file (TOML)");
   compare->add_option("--all", c->all_dir, "every scenario in this directory, as a matrix");
   compare->add_flag("--events", c->events,
