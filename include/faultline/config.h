@@ -21,6 +21,7 @@ struct MachineConfig {
   uint64_t memory_limit = 0;                // cgroup memory limit of the workload; 0: none
   std::optional<uint64_t> kernel_reserved;  // memory not available to caches; unset: estimated
   uint64_t cgroup_overhead = 1ULL << 20;    // non-cache charges of the workload under a limit
+  uint32_t cpus = 0;                        // online CPUs (percpu_counter_batch); 0: access.threads
 };
 
 struct DeviceConfig {
@@ -56,6 +57,14 @@ struct AccessConfig {
   uint64_t start = 0;              // first page (sequential and stride)
   uint64_t seed = 1;
   std::string op = "read";  // read | write
+  // Concurrent workloads (docs/concurrency.md); "stream" replays the pattern above.
+  std::string workload = "stream";   // stream | pft | lat_pagefault
+  uint32_t threads = 1;              // tasks faulting at once, one per CPU
+  std::string tasks = "threads";     // threads | threads-vma-each | processes
+  uint64_t region = 64ULL << 20;     // bytes faulted per pass, split between the tasks
+  uint64_t passes = 4;               // fault the region, MADV_DONTNEED it; repeat
+  std::string interleave = "timed";  // timed | lockstep | real
+  bool coherence = true;             // count cache-line transfers
 };
 
 // Kernel behaviour. The profile sets every switch; an explicit key overrides it.
@@ -72,6 +81,12 @@ struct KernelConfig {
   std::optional<bool> whole_folio_fault_around;
   std::optional<bool> file_pmd_mapping;
   std::optional<bool> prefault_young;
+  std::optional<bool> anon_pgoff_hi;
+  std::optional<bool> anon_rmap_assert;
+  std::optional<bool> vma_refcnt_p1;
+  std::optional<bool> vma_refcnt_p2;
+  std::optional<bool> debug_vm;
+  std::optional<bool> madvise_vma_lock;
 };
 
 struct Config {

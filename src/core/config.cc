@@ -205,7 +205,7 @@ const std::vector<KeyDef>& key_table() {
        FL_GET(std::to_string(c.access.seed))},
       {"access.op", "read|write", "one-byte load or store per access",
        FL_CHOICE(access.op, "read", "write"), FL_GET(c.access.op)},
-      {"kernel.profile", "6.18|7.1|6.15|6.9", "kernel release whose behaviour is modelled",
+      {"kernel.profile", "6.18|7.1|7.4|6.15|6.9", "kernel release whose behaviour is modelled",
        [](Config& c, const std::string& k, const std::string& v) -> Status {
          mm::KernelProfile p;
          if (!mm::lookup_profile(v, &p)) {
@@ -245,6 +245,42 @@ const std::vector<KeyDef>& key_table() {
        FL_BOOL(kernel.file_pmd_mapping), FL_GET(fmt_bool(p.file_pmd_mapping))},
       {"kernel.prefault_young", "bool", "PTEs set by fault-around are young (x86)",
        FL_BOOL(kernel.prefault_young), FL_GET(fmt_bool(p.prefault_young))},
+      {"kernel.anon_pgoff_hi", "bool",
+       "7.4-rc1: the anonymous page index reads __vm_anon_pgoff_hi, next to vm_refcnt",
+       FL_BOOL(kernel.anon_pgoff_hi), FL_GET(fmt_bool(p.anon_pgoff_hi))},
+      {"kernel.anon_rmap_assert", "bool",
+       "7.4-rc1: vma_has_anon_rmap() loads vm_refcnt to assert VMA stability",
+       FL_BOOL(kernel.anon_rmap_assert), FL_GET(fmt_bool(p.anon_rmap_assert))},
+      {"kernel.vma_refcnt_p1", "bool", "seed 2 patch 1: anonymous page index from vm_pgoff",
+       FL_BOOL(kernel.vma_refcnt_p1), FL_GET(fmt_bool(p.vma_refcnt_p1))},
+      {"kernel.vma_refcnt_p2", "bool",
+       "seed 2 patch 2: the VMA stability assertion only with DEBUG_VM",
+       FL_BOOL(kernel.vma_refcnt_p2), FL_GET(fmt_bool(p.vma_refcnt_p2))},
+      {"kernel.debug_vm", "bool", "CONFIG_DEBUG_VM", FL_BOOL(kernel.debug_vm),
+       FL_GET(fmt_bool(p.debug_vm))},
+      {"kernel.madvise_vma_lock", "bool", "MADV_DONTNEED under the per-VMA lock (6.16+)",
+       FL_BOOL(kernel.madvise_vma_lock), FL_GET(fmt_bool(p.madvise_vma_lock))},
+      {"machine.cpus", "int", "online CPUs, for percpu_counter_batch (0: access.threads)",
+       FL_U32(machine.cpus), FL_GET(std::to_string(c.machine.cpus))},
+      {"access.workload", "stream|pft|lat_pagefault",
+       "stream: replay access.pattern; pft: threads write-fault slices of one anonymous "
+       "region; lat_pagefault: read faults with fault-around on a cached file",
+       FL_CHOICE(access.workload, "stream", "pft", "lat_pagefault"), FL_GET(c.access.workload)},
+      {"access.threads", "int", "tasks faulting at once (pft, lat_pagefault), one per CPU",
+       FL_U32(access.threads), FL_GET(std::to_string(c.access.threads))},
+      {"access.tasks", "threads|threads-vma-each|processes",
+       "threads share one VMA, or each maps its own VMA, or are processes",
+       FL_CHOICE(access.tasks, "threads", "threads-vma-each", "processes"), FL_GET(c.access.tasks)},
+      {"access.region", "size", "bytes faulted per pass, split between the tasks",
+       FL_BYTES(access.region), FL_GET(std::to_string(c.access.region))},
+      {"access.passes", "int", "passes: fault the slice, then MADV_DONTNEED it",
+       FL_U64(access.passes), FL_GET(std::to_string(c.access.passes))},
+      {"access.interleave", "timed|lockstep|real",
+       "timed/lockstep: the tasks' steps interleaved deterministically on one thread; real: "
+       "one OS thread per task (wall-clock throughput)",
+       FL_CHOICE(access.interleave, "timed", "lockstep", "real"), FL_GET(c.access.interleave)},
+      {"access.coherence", "bool", "count cache-line transfers between the tasks' CPUs",
+       FL_BOOL(access.coherence), FL_GET(fmt_bool(c.access.coherence))},
   };
   return kKeys;
 }
@@ -304,6 +340,14 @@ Status validate(const Config& c) {
   }
   if (c.machine.memory_limit && c.machine.memory_limit <= c.machine.cgroup_overhead) {
     return err("machine.memory_limit: must exceed machine.cgroup_overhead");
+  }
+  if (c.access.threads < 1 || c.access.threads > 64) return err("access.threads: 1 to 64");
+  if (c.access.workload != "stream") {
+    if (c.access.region < 4096 * uint64_t{c.access.threads}) {
+      return err("access.region: at least one page per thread");
+    }
+    if (c.access.region > (uint64_t{1} << 36)) return err("access.region: at most 64 GiB");
+    if (c.access.passes == 0) return err("access.passes: must be greater than zero");
   }
   return Status::Ok();
 }

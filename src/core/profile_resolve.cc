@@ -16,6 +16,12 @@ mm::KernelProfile resolve_profile(const KernelConfig& kc) {
   if (kc.whole_folio_fault_around) p.map_pages_whole_folio = *kc.whole_folio_fault_around;
   if (kc.file_pmd_mapping) p.file_pmd_mapping = *kc.file_pmd_mapping;
   if (kc.prefault_young) p.prefault_young = *kc.prefault_young;
+  if (kc.anon_pgoff_hi) p.anon_pgoff_hi = *kc.anon_pgoff_hi;
+  if (kc.anon_rmap_assert) p.anon_rmap_assert = *kc.anon_rmap_assert;
+  if (kc.vma_refcnt_p1) p.vma_refcnt_p1 = *kc.vma_refcnt_p1;
+  if (kc.vma_refcnt_p2) p.vma_refcnt_p2 = *kc.vma_refcnt_p2;
+  if (kc.debug_vm) p.debug_vm = *kc.debug_vm;
+  if (kc.madvise_vma_lock) p.madvise_vma_lock = *kc.madvise_vma_lock;
   return p;
 }
 

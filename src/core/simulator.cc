@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/concurrent_engine.h"
 #include "engine/engine.h"
 
 namespace faultline {
@@ -91,7 +92,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   auto worker = [&] {
-    auto engine = engine::make_serial_engine();
+    auto serial = engine::make_serial_engine();
+    auto concurrent = engine::make_concurrent_engine();
     for (size_t i = next++; i < runs.size(); i = next++) {
       std::unique_ptr<TextTracer> tracer;
       if (!opts.trace_dir.empty()) {
@@ -104,7 +106,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
           continue;
         }
       }
-      auto r = engine->run(runs[i].cfg, tracer.get(), [&, i](uint64_t d, uint64_t t) {
+      engine::Engine& engine = engine::is_concurrent_workload(runs[i].cfg) ? *concurrent : *serial;
+      auto r = engine.run(runs[i].cfg, tracer.get(), [&, i](uint64_t d, uint64_t t) {
         done[i].store(d, std::memory_order_relaxed);
         totals[i] = t;
       });

@@ -61,8 +61,10 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *file->mapping;
   const vm_flags_t vm_flags = vmf.vma->vm_flags;
   ReadaheadControl rac{file, &as, &ra, vmf.pgoff, /*sync=*/true};
-  const bool thp =
-      (vm_flags & VM_HUGEPAGE) && as.large_folio_support() && as.max_order() >= kHpagePmdOrder;
+  // CONFIG_TRANSPARENT_HUGEPAGE and HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER
+  // hold on x86-64: only the VMA flag decides. A mapping without large
+  // folios then reads the same window in order-0 folios.
+  const bool thp = vm_flags & VM_HUGEPAGE;
   bool dropped = false;
   if (thp && k.profile().thp_ra_before_mmap_miss) {
     // ≤6.18: the THP branch comes first, whatever VM_RAND_READ, VM_SEQ_READ,

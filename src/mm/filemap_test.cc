@@ -402,6 +402,130 @@ TEST(MadvSequential, IsolatedMissReadsForwardWithoutMarker) {
   EXPECT_EQ(m.mmap_miss(), 0u);
 }
 
+// MADV_HUGEPAGE on a mapping with large folios (7.1): the THP read-around
+// reads two PMD folios from the 512-aligned index, marks the second, counts
+// the miss in mmap_miss, and fault-around maps the first with one PMD.
+TEST(MadvHugepage, ReadsTwoPmdFoliosAndMapsOneWithAPmd) {
+  Model m(ra2048().order(9).with(p1_p2));
+  m.madvise(Madvise::kHugepage);
+  m.touch(1000);
+  EXPECT_EQ(m.cached_in(0, 16383), 1024u);
+  EXPECT_EQ(m.as().order(512), 9u);
+  EXPECT_EQ(m.as().order(1024), 9u);
+  EXPECT_EQ(m.marks(0, 16383), std::vector<pgoff_t>{1024});
+  EXPECT_EQ(m.pgpgin_kb(), 4096u);
+  EXPECT_EQ(m.mmap_miss(), 1u);
+  EXPECT_EQ(m.count(VmEvent::thp_file_mapped), 1u);
+  EXPECT_EQ(m.rss_file(), 512);
+  EXPECT_EQ(m.maj_flt(), 1u);
+}
+
+// 7.1 puts the THP branch after the mmap_miss cut-off; 6.18 before it.
+TEST(MadvHugepage, MmapMissCutOffAppliesIn71Only) {
+  for (const char* profile : {"7.1", "6.18"}) {
+    SCOPED_TRACE(profile);
+    Model m(ra2048().kernel(profile).order(9).with(p1_p2));
+    m.madvise(Madvise::kHugepage);
+    m.set_mmap_miss(100);
+    m.touch(1000);
+    const bool cut = std::string(profile) == "7.1";
+    EXPECT_EQ(m.pgpgin_kb(), cut ? 4u : 4096u);
+    EXPECT_EQ(m.mmap_miss(), cut ? 101u : 100u);
+  }
+}
+
+// MADV_RANDOM does not stop THP read-around (7.1), but it is not doubled.
+TEST(MadvHugepage, RandomHintReadsOnePmdFolio) {
+  Model m(ra2048().order(9));
+  m.madvise(Madvise::kHugepage);
+  m.vma().vm_flags |= VM_RAND_READ;
+  m.touch(1000);
+  EXPECT_EQ(m.pgpgin_kb(), 2048u);
+  EXPECT_EQ(m.cached_in(512, 1023), 512u);
+  EXPECT_EQ(m.mmap_miss(), 1u);
+}
+
+// VM_EXEC (6.16+, exec_folio_order 0 on x86): the window runs forward from
+// the fault, ra_pages long, with no async part and so no marker; VM_EXEC
+// keeps read-around even under MADV_RANDOM.
+TEST(ExecReadAround, ReadsForwardWithoutMarker) {
+  for (const bool random : {false, true}) {
+    SCOPED_TRACE(random ? "MADV_RANDOM" : "MADV_NORMAL");
+    Model m(ra2048().flags(VM_READ | VM_EXEC | VM_SHARED).with(p1_p2));
+    if (random) m.madvise(Madvise::kRandom);
+    m.touch(1000);
+    EXPECT_EQ(m.cached_in(0, 16383), 2048u);
+    EXPECT_EQ(m.cached_in(1000, 3047), 2048u);
+    EXPECT_TRUE(m.marks(0, 16383).empty());
+    EXPECT_EQ(m.mmap_miss(), 1u);
+  }
+}
+
+// read_ahead_kb = 0: a miss reads one page, and mmap_miss is not touched by
+// either path (§3.2, §4).
+TEST(FilemapFault, NoReadaheadReadsOnePageAndSkipsMmapMiss) {
+  Model m(ModelSetup().ra(0).with(fault_around_off));
+  m.touch(100);
+  m.touch(101);
+  EXPECT_EQ(m.pgpgin_kb(), 8u);
+  EXPECT_EQ(m.pgmajfault(), 2u);
+  EXPECT_EQ(m.mmap_miss(), 0u);
+  m.cache(200, 200);
+  m.set_mmap_miss(7);
+  m.touch(200);  // a hit through ->fault: do_async returns before its credit
+  EXPECT_EQ(m.mmap_miss(), 7u);
+}
+
+// Large folios (6.18+): fault-around maps a whole folio that fits the VMA,
+// one page table and EOF, and the baseline credits every page of it.
+TEST(FaultAroundLargeFolio, MapsAndCreditsTheWholeFolio) {
+  Model m(ModelSetup().order(9));
+  m.cache_folio(64, 6);  // pages 64-127
+  m.set_mmap_miss(100);
+  m.touch(70);
+  EXPECT_EQ(m.mapped_in(64, 127), 64u);
+  EXPECT_EQ(m.rss_file(), 64);
+  EXPECT_EQ(m.mmap_miss(), 100u - 64);
+}
+
+// A PMD-order folio is mapped by one PMD (filemap_map_pmd), which credits
+// nothing: the credit loop is never reached.
+TEST(FaultAroundLargeFolio, PmdMappingCreditsNothing) {
+  Model m(ModelSetup().order(9));
+  m.cache_folio(512, 9);
+  m.set_mmap_miss(100);
+  m.touch(600);
+  EXPECT_EQ(m.count(VmEvent::thp_file_mapped), 1u);
+  EXPECT_EQ(m.rss_file(), 512);
+  EXPECT_EQ(m.mmap_miss(), 100u);
+}
+
+// Seed 3: since 6.10 one add_mm_counter per filemap_map_pages call; before,
+// one per PTE batch (per folio here).
+TEST(FaultAroundRss, BatchedRssUpdatesOncePerCall) {
+  for (const bool batched : {true, false}) {
+    SCOPED_TRACE(batched ? "batched" : "per folio");
+    Model m(ModelSetup().with([batched](KernelProfile& p) { p.batched_rss = batched; }));
+    m.cache(0, 15);
+    m.touch(0);
+    EXPECT_EQ(m.rss_file(), 16);
+    EXPECT_EQ(m.mm().rss_updates, batched ? 1u : 16u);
+  }
+}
+
+// P1's single credit also skips a PG_workingset faulting folio.
+TEST(MmapMissWorkingset, P1SkipsAWorkingsetFaultingPage) {
+  Model m(ModelSetup().with([](KernelProfile& p) { p.mmap_miss_p1 = true; }));
+  m.cache(0, 15);
+  m.as().set(8, kPgWorkingset);
+  m.set_mmap_miss(50);
+  m.touch(8);
+  EXPECT_EQ(m.mmap_miss(), 50u);
+  m.cache(16, 31);
+  m.touch(20);
+  EXPECT_EQ(m.mmap_miss(), 49u);
+}
+
 // --- the mmap_miss state machine (§3.1, §5.5) ----------------------------------
 
 class MmapMiss : public ::testing::Test {
@@ -598,13 +722,13 @@ TEST(FaultAttempts, PrivateWriteCopiesThePage) {
   EXPECT_EQ(m.rss_anon(), 2);
 }
 
-// --- discrepancies with the spec (disabled; see the report) ---------------------
+// --- behaviours once missing from the model ---------------------------------------
 
 // §11.1: pgfault counts every attempt that does not return RETRY, errors
 // included ("count ALL non-retry faults for vmstat, including error"); only
-// the rusage counters skip VM_FAULT_ERROR. The model skips pgfault too: a
-// load beyond EOF (SIGBUS) leaves pgfault at 0 instead of 1.
-TEST(FaultAttempts, DISABLED_SigbusFaultStillCountsPgfault) {
+// the rusage counters skip VM_FAULT_ERROR: a load beyond EOF (SIGBUS) counts
+// one pgfault and no minflt or majflt.
+TEST(FaultAttempts, SigbusFaultStillCountsPgfault) {
   Model m(ModelSetup().pages(4).vma_pages(8));
   m.touch(6);
   EXPECT_EQ(m.pgfault(), 1u);
@@ -613,10 +737,9 @@ TEST(FaultAttempts, DISABLED_SigbusFaultStillCountsPgfault) {
 }
 
 // §1.3: finish_fault maps the whole large folio only if all its PTEs are
-// empty, "otherwise one PTE". The model returns NOPAGE without mapping
-// anything when part of the folio is mapped, so the access faults again
-// forever (FAULTLINE_CHECK(round < 16) aborts in handle_access).
-TEST(FinishFault, DISABLED_PartlyMappedLargeFolioFallsBackToOnePte) {
+// empty, "otherwise one PTE": a partly mapped folio gets the faulting page
+// mapped, not a NOPAGE that would fault again forever.
+TEST(FinishFault, PartlyMappedLargeFolioFallsBackToOnePte) {
   Model m(ModelSetup().with(fault_around_off).order(9));
   m.cache_folio(0, 4);  // pages 0-15
   m.touch(0);
@@ -633,9 +756,8 @@ TEST(FinishFault, DISABLED_PartlyMappedLargeFolioFallsBackToOnePte) {
 // HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER only; page_cache_ra_order then falls
 // back to order-0 pages on a mapping without large folios. So a miss at
 // pgoff 1000 of a MADV_HUGEPAGE mapping reads [512, 1536) with the marker at
-// 1024 whatever the file system. The model requires large-folio support for
-// the THP branch and does the classic read-around [0, 2048) instead.
-TEST(MadvHugepage, DISABLED_ThpReadAroundDoesNotDependOnLargeFolios) {
+// 1024 whatever the file system, not the classic read-around [0, 2048).
+TEST(MadvHugepage, ThpReadAroundDoesNotDependOnLargeFolios) {
   Model m(ra2048());
   m.madvise(Madvise::kHugepage);
   m.touch(1000);

@@ -16,8 +16,9 @@ MmCounter mm_counter_file(const AddressSpace& as) {
 // mm_account_fault(): completed attempts only; major if the attempt found
 // the page missing or the fault had been retried with FAULT_FLAG_TRIED.
 void mm_account_fault(Kernel& k, Mm& mm, fault_flags_t flags, vm_fault_t ret) {
-  if (ret & (VM_FAULT_RETRY | VM_FAULT_ERROR)) return;
-  k.vmstat().inc(VmEvent::pgfault);
+  if (ret & VM_FAULT_RETRY) return;  // counted when it completes
+  k.vmstat().inc(VmEvent::pgfault);  // errors included
+  if (ret & VM_FAULT_ERROR) return;
   const bool major = (ret & VM_FAULT_MAJOR) || (flags & FAULT_FLAG_TRIED);
   if (major) {
     ++mm.maj_flt;
@@ -72,12 +73,12 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
     const bool eof_fallback = !as.shmem() && as.nr_pages() < head + nr;
     const bool fits = vmf.vpage >= idx && vmf.vpage + (nr - idx) <= vma.nr_pages() &&
                       pte_off >= idx && pte_off + (nr - idx) <= kPtrsPerPte;
-    if (!eof_fallback && fits) {
-      for (uint64_t i = 0; i < nr; ++i) {
-        if (vma.ptes[vmf.vpage - idx + i] & kPtePresent) {
-          return VM_FAULT_NOPAGE;  // !pte_range_none(): someone mapped part of it
-        }
-      }
+    bool none = !eof_fallback && fits;
+    for (uint64_t i = 0; none && i < nr; ++i) {
+      // !pte_range_none(): part of the folio is mapped; fall back to one PTE.
+      if (vma.ptes[vmf.vpage - idx + i] & kPtePresent) none = false;
+    }
+    if (none) {
       first = head;
       count = nr;
     }

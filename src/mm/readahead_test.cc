@@ -148,6 +148,37 @@ TEST(ReadaheadStream, FaultsDoNotSetPrevPos) {
   EXPECT_EQ(m.ra().prev_pos, static_cast<int64_t>(5 * kPageSize));
 }
 
+// A marker hit that is not where this file's window expects it (another
+// open file read the pages, §7.5): the new window starts at the first hole
+// after the marker, sized from the distance to it plus the request.
+TEST(ReadaheadStream, MarkerOfAnotherStreamStartsAtTheFirstHole) {
+  Model m(reader(32));
+  m.read_pages(0, 1);  // (0, 4, 3): pages 0-3 cached, marker on 1
+  File* other = m.k().open(&m.as());
+  filemap_read(m.k(), *other, 1 * kPageSize, kPageSize);
+  EXPECT_EQ(window(other->f_ra), (Window{4, 8, 8}));  // next(3 + 1) = 8
+  EXPECT_EQ(m.cached_in(0, 100), 12u);
+  EXPECT_EQ(m.marks(0, 100), std::vector<pgoff_t>{4});
+  EXPECT_EQ(window(m.ra()), (Window{0, 4, 3}));  // the first file's state is its own
+}
+
+// MADV_WILLNEED / POSIX_FADV_WILLNEED: force_page_cache_ra reads only the
+// absent pages, at most max(io_pages, ra_pages), in 2 MiB chunks, unmarked.
+TEST(ReadaheadForced, WillneedReadsAbsentPagesInTwoMegabyteChunks) {
+  Model m(ModelSetup().ra(32).io(1024));
+  m.cache(100, 109);
+  m.madvise(Madvise::kWillneed);
+  EXPECT_EQ(m.cached_in(0, 1023), 1024u);
+  EXPECT_FALSE(m.cached(1024));
+  EXPECT_EQ(m.pgpgin_kb(), 4u * (1024 - 10));
+  EXPECT_TRUE(m.marks(0, 2000).empty());
+  EXPECT_EQ(m.count(VmEvent::ra_forced), 1u);
+  // [0, 100), [110, 512) in the first chunk, [512, 1024) in the second.
+  EXPECT_EQ(m.count(VmEvent::read_bios), 3u);
+  EXPECT_EQ(m.rss_file(), 0);
+  EXPECT_EQ(m.mmap_miss(), 0u);
+}
+
 // --- large folios: the order ramp (§3.4, §7.5) ---------------------------------
 
 // With ra_pages 2048 and large folios, each async window asks for two more

@@ -252,8 +252,8 @@ double World::fault_handle(Task& t) {
   if (spec_.prof.asserts_vma_stable()) {
     const bool attached = vma_is_attached(t.cpu, vma, l);
     t.cpu.read(l.line2);
-    const bool stable = vma.vm_refcnt.load(std::memory_order_relaxed) > 1 ||
-                        t.mm->mmap_lock.is_locked(t.cpu);
+    const bool stable =
+        vma.vm_refcnt.load(std::memory_order_relaxed) > 1 || t.mm->mmap_lock.is_locked(t.cpu);
     FAULTLINE_DCHECK(attached && stable);
     (void)attached;
     (void)stable;
@@ -435,8 +435,7 @@ double World::zap_table(Task& t) {
       if (pte & kSmpAnon) {
         ++anon;
       } else if (!vma.is_anonymous()) {
-        SmpFile::Page& page =
-            file_->pages[vma.vm_pgoff + (v - (vma.vm_start >> kPageShift))];
+        SmpFile::Page& page = file_->pages[vma.vm_pgoff + (v - (vma.vm_start >> kPageShift))];
         page.mapcount.fetch_sub(1, std::memory_order_relaxed);
         page.refcount.fetch_sub(1, std::memory_order_relaxed);
         ++file;
@@ -445,8 +444,7 @@ double World::zap_table(Task& t) {
     }
     t.cpu.write(pt.ptl_line(t.zap_next));
   }
-  double ns = spec_.costs.zap_table_ns +
-              spec_.costs.zap_page_ns * static_cast<double>(anon + file);
+  double ns = spec_.costs.zap_table_ns + spec_.costs.zap_page_ns * static_cast<double>(anon + file);
   if (anon) ns += rss_add(t, MM_ANONPAGES, -anon);
   if (file) ns += rss_add(t, MM_FILEPAGES, -file);
   t.zap_next = end;

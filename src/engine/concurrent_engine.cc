@@ -1,0 +1,202 @@
+// concurrent_engine.cc — the schedulers of the concurrent model and its
+// report. Threads live here, never in mm/.
+#include "engine/concurrent_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/profile_resolve.h"
+#include "mm/percpu_counter.h"
+#include "mm/smp_fault.h"
+
+namespace faultline::engine {
+namespace {
+
+namespace smp = mm::smp;
+
+smp::WorldSpec make_spec(const Config& cfg) {
+  smp::WorldSpec s;
+  s.workload = cfg.access.workload == "lat_pagefault" ? smp::SmpWorkload::kLatPagefault
+                                                      : smp::SmpWorkload::kPft;
+  if (cfg.access.tasks == "threads-vma-each") {
+    s.sharing = smp::SmpSharing::kThreadsVmaEach;
+  } else if (cfg.access.tasks == "processes") {
+    s.sharing = smp::SmpSharing::kProcesses;
+  } else {
+    s.sharing = smp::SmpSharing::kThreads;
+  }
+  s.nr_cpus = cfg.access.threads;
+  s.prof = resolve_profile(cfg.kernel);
+  uint64_t slice = std::max<uint64_t>(1, (cfg.access.region >> mm::kPageShift) / s.nr_cpus);
+  if (s.workload == smp::SmpWorkload::kLatPagefault) {
+    slice = mm::round_up(slice, s.prof.fault_around_pages());  // every touch faults
+  }
+  s.slice_pages = slice;
+  s.passes = cfg.access.passes;
+  s.write = cfg.access.op == "write";
+  s.track_lines = cfg.access.coherence;
+  s.real_work = cfg.access.interleave == "real";
+  s.rss_batch = mm::percpu_counter_batch(cfg.machine.cpus ? cfg.machine.cpus : s.nr_cpus);
+  return s;
+}
+
+struct Timing {
+  double makespan_ns = 0;  // modelled (timed, lockstep)
+  double wall_s = 0;       // measured (real)
+};
+
+constexpr uint64_t kProgressSteps = uint64_t{1} << 16;
+
+uint64_t total_faults(const smp::World& w) {
+  const smp::WorldSpec& s = w.spec();
+  const uint64_t per_fault = s.workload == smp::SmpWorkload::kPft ? 1 : s.prof.fault_around_pages();
+  return (s.slice_pages + per_fault - 1) / per_fault * s.passes * s.nr_cpus;
+}
+
+void report_progress(smp::World& w, const RunProgress& progress) {
+  if (!progress) return;
+  uint64_t done = 0;
+  for (unsigned i = 0; i < w.nr_tasks(); ++i) done += w.task(i).stats.faults;
+  progress(done, total_faults(w));
+}
+
+Timing run_lockstep(smp::World& w, const RunProgress& progress) {
+  std::vector<double> clock(w.nr_tasks(), 0);
+  uint64_t steps = 0;
+  for (bool any = true; any;) {
+    any = false;
+    for (unsigned i = 0; i < w.nr_tasks(); ++i) {
+      smp::Task& t = w.task(i);
+      if (w.done(t)) continue;
+      clock[i] += w.step(t);
+      any = true;
+      if (++steps % kProgressSteps == 0) report_progress(w, progress);
+    }
+  }
+  return {*std::max_element(clock.begin(), clock.end()), 0};
+}
+
+Timing run_timed(smp::World& w, const RunProgress& progress) {
+  const unsigned n = w.nr_tasks();
+  std::vector<double> clock(n);
+  for (unsigned i = 0; i < n; ++i) clock[i] = w.nominal_fault_ns() * i / n;
+  uint64_t steps = 0;
+  for (;;) {
+    int next = -1;
+    for (unsigned i = 0; i < n; ++i) {
+      if (w.done(w.task(i))) continue;
+      if (next < 0 || clock[i] < clock[next]) next = static_cast<int>(i);
+    }
+    if (next < 0) break;
+    clock[next] += w.step(w.task(next));
+    if (++steps % kProgressSteps == 0) report_progress(w, progress);
+  }
+  return {*std::max_element(clock.begin(), clock.end()), 0};
+}
+
+Timing run_real(smp::World& w) {
+  using Clock = std::chrono::steady_clock;
+  const unsigned n = w.nr_tasks();
+  std::latch start(n);
+  std::vector<Clock::time_point> begin(n), end(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (unsigned i = 0; i < n; ++i) {
+    threads.emplace_back([&w, &start, &begin, &end, i] {
+      smp::Task& t = w.task(i);
+      start.arrive_and_wait();
+      begin[i] = Clock::now();
+      while (!w.done(t)) w.step(t);
+      end[i] = Clock::now();
+    });
+  }
+  for (auto& t : threads) t.join();
+  // From the first task's start to the last task's end.
+  const auto t0 = *std::min_element(begin.begin(), begin.end());
+  const auto t1 = *std::max_element(end.begin(), end.end());
+  return {0, std::chrono::duration<double>(t1 - t0).count()};
+}
+
+class ConcurrentEngine final : public Engine {
+ public:
+  Result<RunResult> run(const Config& cfg, mm::Tracer* tracer,
+                        const RunProgress& progress) override;
+};
+
+Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
+                                        const RunProgress& progress) {
+  (void)tracer;  // the concurrent model has no tracepoints yet
+  smp::World w(make_spec(cfg));
+  Timing tm;
+  if (cfg.access.interleave == "real") {
+    tm = run_real(w);
+  } else if (cfg.access.interleave == "lockstep") {
+    tm = run_lockstep(w, progress);
+  } else {
+    tm = run_timed(w, progress);
+  }
+  report_progress(w, progress);
+
+  const smp::TaskStats s = w.total_stats();
+  const double faults = static_cast<double>(s.faults);
+  auto per_fault = [&](double v) { return faults > 0 ? v / faults : 0.0; };
+  RunResult r;
+  r.config = effective_keys(cfg);
+  auto add = [&](std::string name, double v) { r.counters.push_back({std::move(name), v}); };
+  add("pgfault", faults);
+  add("pgmajfault", 0);
+  add("minflt", faults);
+  add("majflt", 0);
+  add("vma_lock_success", static_cast<double>(s.vma_lock_success));
+  add("vma_lock_abort", static_cast<double>(s.vma_lock_abort));
+  add("vma_lock_retry", static_cast<double>(s.vma_lock_retry));
+  add("vma_lock_miss", static_cast<double>(s.vma_lock_miss));
+  add("rss_anon_kb", static_cast<double>(w.rss_sum(mm::MM_ANONPAGES) * 4));
+  add("rss_file_kb", static_cast<double>(w.rss_sum(mm::MM_FILEPAGES) * 4));
+  add("model.threads", w.nr_tasks());
+  add("model.faults", faults);
+  add("model.zaps", static_cast<double>(s.zaps));
+  add("model.steps", static_cast<double>(s.steps));
+  add("model.mmap_lock_faults", static_cast<double>(s.mmap_lock_faults));
+  add("model.tlb_ipis", static_cast<double>(s.tlb_ipis));
+  add("model.rss_updates", static_cast<double>(s.rss_updates));
+  add("model.rss_updates_per_fault", per_fault(static_cast<double>(s.rss_updates)));
+  add("model.rss_folds", static_cast<double>(s.rss_folds));
+  add("model.rss_batch", w.spec().rss_batch);
+  if (const mm::CoherenceTracker* coh = w.coherence()) {
+    const mm::LineGroupStats t = coh->total();
+    add("model.line_accesses_per_fault", per_fault(static_cast<double>(t.accesses)));
+    add("model.coherence_misses", static_cast<double>(t.misses));
+    add("model.coherence_upgrades", static_cast<double>(t.upgrades));
+    add("model.coherence_misses_per_fault", per_fault(static_cast<double>(t.misses)));
+    add("model.coherence_upgrades_per_fault", per_fault(static_cast<double>(t.upgrades)));
+    add("model.coherence_transfers_per_fault",
+        per_fault(static_cast<double>(t.misses + t.upgrades)));
+    for (const mm::LineGroupStats& g : coh->groups()) {
+      const std::string p = "model.coherence." + g.name + ".";
+      add(p + "accesses_per_fault", per_fault(static_cast<double>(g.accesses)));
+      add(p + "misses_per_fault", per_fault(static_cast<double>(g.misses)));
+      add(p + "upgrades_per_fault", per_fault(static_cast<double>(g.upgrades)));
+    }
+  }
+  if (cfg.access.interleave == "real") {
+    add("model.wall_s", tm.wall_s);
+    add("model.wall_faults_per_s", tm.wall_s > 0 ? faults / tm.wall_s : 0);
+  } else {
+    add("model.est_ns_per_fault", faults > 0 ? tm.makespan_ns * w.nr_tasks() / faults : 0);
+    add("model.est_faults_per_s", tm.makespan_ns > 0 ? faults / tm.makespan_ns * 1e9 : 0);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> make_concurrent_engine() { return std::make_unique<ConcurrentEngine>(); }
+
+bool is_concurrent_workload(const Config& cfg) { return cfg.access.workload != "stream"; }
+
+}  // namespace faultline::engine

@@ -1,0 +1,70 @@
+// coherence_test.cc — the miss / upgrade classification of CoherenceTracker.
+#include "mm/coherence.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline::mm {
+namespace {
+
+TEST(Coherence, LinesStartCleanInEveryCache) {
+  CoherenceTracker coh(2);
+  const LineId l = coh.add_line("x");
+  EXPECT_EQ(coh.access(0, l, false), LineOutcome::kHit);
+  EXPECT_EQ(coh.access(1, l, false), LineOutcome::kHit);
+}
+
+TEST(Coherence, ReadAfterAnotherCpusWriteMisses) {
+  CoherenceTracker coh(2);
+  const LineId l = coh.add_line("x");
+  EXPECT_EQ(coh.access(0, l, true), LineOutcome::kHit);  // nobody else holds it
+  EXPECT_EQ(coh.access(1, l, false), LineOutcome::kMiss);
+  EXPECT_EQ(coh.access(1, l, false), LineOutcome::kHit);
+  EXPECT_EQ(coh.access(0, l, false), LineOutcome::kHit);  // the writer kept a copy
+}
+
+TEST(Coherence, WriteToASharedLineIsAnUpgrade) {
+  CoherenceTracker coh(2);
+  const LineId l = coh.add_line("x");
+  coh.access(0, l, true);
+  coh.access(1, l, false);                                   // miss, now shared
+  EXPECT_EQ(coh.access(0, l, true), LineOutcome::kUpgrade);  // invalidates cpu 1
+  EXPECT_EQ(coh.access(0, l, true), LineOutcome::kHit);      // exclusive now
+  EXPECT_EQ(coh.access(1, l, true), LineOutcome::kMiss);     // RFO
+}
+
+TEST(Coherence, GroupsSumTheirLines) {
+  CoherenceTracker coh(2);
+  const LineId a = coh.add_line("vma.line2");
+  const LineId b = coh.add_line("pte.ptl");
+  const LineId c = coh.add_line("vma.line2");
+  coh.access(0, a, true);
+  coh.access(1, a, true);
+  coh.access(0, c, true);
+  coh.access(1, c, false);
+  coh.access(1, b, true);
+  const auto g = coh.groups();
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].name, "vma.line2");
+  EXPECT_EQ(g[0].lines, 2u);
+  EXPECT_EQ(g[0].accesses, 4u);
+  EXPECT_EQ(g[0].misses, 2u);
+  EXPECT_EQ(g[1].misses, 0u);
+  EXPECT_EQ(coh.total().accesses, 5u);
+}
+
+TEST(Coherence, CpuCtxTalliesTheStep) {
+  CoherenceTracker coh(2);
+  const LineId l = coh.add_line("x");
+  CpuCtx c0{0, &coh}, c1{1, &coh};
+  c0.write(l);
+  c1.read(l);
+  c0.write(l);
+  EXPECT_EQ(c1.step_misses, 1u);
+  EXPECT_EQ(c0.step_upgrades, 1u);
+  CpuCtx untracked{0};
+  untracked.write(l);  // no tracker: nothing recorded
+  EXPECT_EQ(coh.total().accesses, 3u);
+}
+
+}  // namespace
+}  // namespace faultline::mm
