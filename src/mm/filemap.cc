@@ -21,7 +21,7 @@ void mmap_miss_set(Kernel& k, FileRaState& ra, uint32_t value, const AddressSpac
   ra.mmap_miss = static_cast<uint16_t>(value);
   uint64_t& max = k.vmstat()[VmEvent::mmap_miss_max];
   if (value > max) max = value;
-  k.trace({.kind = TraceKind::kMmapMiss, .ino = as.ino(), .mmap_miss = value});
+  if (k.tracing()) k.trace({.kind = TraceKind::kMmapMiss, .ino = as.ino(), .mmap_miss = value});
 }
 
 void mmap_miss_credit(Kernel& k, FileRaState& ra, uint32_t credit, const AddressSpace& as) {
@@ -177,10 +177,11 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
   if (idx != kNoIndex) {
     // The kernel's tracepoint fires only when there is a folio to map.
-    k.trace({.kind = TraceKind::kFilemapMapPages,
-             .ino = as.ino(),
-             .index = start_pgoff,
-             .end = end_pgoff});
+    if (k.tracing())
+      k.trace({.kind = TraceKind::kFilemapMapPages,
+               .ino = as.ino(),
+               .index = start_pgoff,
+               .end = end_pgoff});
     const pgoff_t first_head = as.head(idx);
     // Do not map with a PMD across i_size (shmem excepted). The test is
     // file_end >= folio_next_index(): the folio holding the last page of the
@@ -248,7 +249,7 @@ vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *file.mapping;
   const pgoff_t index = vmf.pgoff;
   if (index >= as.nr_pages()) return VM_FAULT_SIGBUS;
-  k.trace({.kind = TraceKind::kFilemapFault, .ino = as.ino(), .index = index});
+  if (k.tracing()) k.trace({.kind = TraceKind::kFilemapFault, .ino = as.ino(), .index = index});
   vm_fault_t ret = 0;
   bool dropped = false;
   if (as.present(index)) {

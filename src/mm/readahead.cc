@@ -66,15 +66,16 @@ pgoff_t page_cache_next_miss(const AddressSpace& as, pgoff_t index, uint64_t max
 
 void trace_ra(Kernel& k, TraceKind kind, const ReadaheadControl& rac, uint64_t req) {
   const FileRaState& ra = *rac.ra;
-  k.trace({.kind = kind,
-           .ino = rac.mapping->ino(),
-           .index = rac.index,
-           .req_count = static_cast<uint32_t>(req),
-           .ra_start = ra.start,
-           .ra_size = ra.size,
-           .ra_async_size = ra.async_size,
-           .ra_pages = ra.ra_pages,
-           .mmap_miss = ra.mmap_miss});
+  if (k.tracing())
+    k.trace({.kind = kind,
+             .ino = rac.mapping->ino(),
+             .index = rac.index,
+             .req_count = static_cast<uint32_t>(req),
+             .ra_start = ra.start,
+             .ra_size = ra.size,
+             .ra_async_size = ra.async_size,
+             .ra_pages = ra.ra_pages,
+             .mmap_miss = ra.mmap_miss});
 }
 
 }  // namespace
@@ -95,7 +96,8 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
   k.charge(static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_inserted, in_file);
   k.cpu_work(k.cpu().add_folio_ns);
-  k.trace({.kind = TraceKind::kAddToPageCache, .ino = as.ino(), .index = index, .order = order});
+  if (k.tracing())
+    k.trace({.kind = TraceKind::kAddToPageCache, .ino = as.ino(), .index = index, .order = order});
   // Write insertions (__GFP_WRITE) do not count as refaults.
   if (had_shadow && !as.shmem() && !gfp_write) {
     workingset_refault(k, as, index, shadow_age, shadow_ws);
@@ -127,12 +129,13 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
                              uint64_t lookahead_size) {
   AddressSpace& as = *rac.mapping;
   const pgoff_t index = rac.index;
-  k.trace({.kind = TraceKind::kPageCacheRaUnbounded,
-           .ino = as.ino(),
-           .index = index,
-           .end = nr_to_read,
-           .req_count = static_cast<uint32_t>(lookahead_size),
-           .mmap_miss = rac.ra->mmap_miss});
+  if (k.tracing())
+    k.trace({.kind = TraceKind::kPageCacheRaUnbounded,
+             .ino = as.ino(),
+             .index = index,
+             .end = nr_to_read,
+             .req_count = static_cast<uint32_t>(lookahead_size),
+             .mmap_miss = rac.ra->mmap_miss});
   // The marker goes on the first page of the lookahead part.
   const uint64_t mark = lookahead_size <= nr_to_read ? nr_to_read - lookahead_size : kNoIndex;
   Batch batch;
@@ -182,15 +185,16 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
   pgoff_t index = start;
   if (!as.large_folio_support()) {
     ra.order = 0;
-    k.trace({.kind = TraceKind::kPageCacheRaOrder,
-             .ino = as.ino(),
-             .index = index,
-             .order = 0,
-             .ra_start = ra.start,
-             .ra_size = ra.size,
-             .ra_async_size = ra.async_size,
-             .ra_pages = ra.ra_pages,
-             .mmap_miss = ra.mmap_miss});
+    if (k.tracing())
+      k.trace({.kind = TraceKind::kPageCacheRaOrder,
+               .ino = as.ino(),
+               .index = index,
+               .order = 0,
+               .ra_start = ra.start,
+               .ra_size = ra.size,
+               .ra_async_size = ra.async_size,
+               .ra_pages = ra.ra_pages,
+               .mmap_miss = ra.mmap_miss});
     do_page_cache_ra(k, rac, ra.size, ra.async_size);
     return;
   }
@@ -202,15 +206,16 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
   new_order = std::min<unsigned>(as.max_order(), new_order);
   new_order = std::min(new_order, ilog2(ra.size));
   ra.order = static_cast<uint16_t>(new_order);
-  k.trace({.kind = TraceKind::kPageCacheRaOrder,
-           .ino = as.ino(),
-           .index = index,
-           .order = new_order,
-           .ra_start = ra.start,
-           .ra_size = ra.size,
-           .ra_async_size = ra.async_size,
-           .ra_pages = ra.ra_pages,
-           .mmap_miss = ra.mmap_miss});
+  if (k.tracing())
+    k.trace({.kind = TraceKind::kPageCacheRaOrder,
+             .ino = as.ino(),
+             .index = index,
+             .order = new_order,
+             .ra_start = ra.start,
+             .ra_size = ra.size,
+             .ra_async_size = ra.async_size,
+             .ra_pages = ra.ra_pages,
+             .mmap_miss = ra.mmap_miss});
   Batch batch;
   bool failed = false;
   while (index <= limit) {

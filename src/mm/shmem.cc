@@ -26,7 +26,7 @@ vm_fault_t shmem_fault(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *vmf.vma->vm_file->mapping;
   const pgoff_t index = vmf.pgoff;
   if (index >= as.nr_pages()) return VM_FAULT_SIGBUS;
-  k.trace({.kind = TraceKind::kFilemapFault, .ino = as.ino(), .index = index});
+  if (k.tracing()) k.trace({.kind = TraceKind::kFilemapFault, .ino = as.ino(), .index = index});
   // shmem_get_folio_gfp(SGP_CACHE): a hole gets a new zeroed folio.
   if (!as.present(index)) shmem_add(k, as, index, as.max_order());
   vmf.folio = as.head(index);

@@ -152,7 +152,9 @@ struct TaskStats {
   uint64_t steps = 0;
 };
 
-struct Task {
+// One per CPU; cache-line aligned so tasks on real threads share no line
+// the kernel would not share.
+struct alignas(64) Task {
   CpuCtx cpu;
   MmStruct* mm = nullptr;
   PageTables* pt = nullptr;

@@ -215,10 +215,11 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   if (as.test(head, kPgLru)) lru_del(k, as, head);
   const bool ws = as.test(head, kPgWorkingset);
   const uint32_t age = shadow && !as.shmem() ? workingset_eviction(k, nr) : 0;
-  k.trace({.kind = TraceKind::kDeleteFromPageCache,
-           .ino = as.ino(),
-           .index = head,
-           .order = as.order(head)});
+  if (k.tracing())
+    k.trace({.kind = TraceKind::kDeleteFromPageCache,
+             .ino = as.ino(),
+             .index = head,
+             .order = as.order(head)});
   as.remove(head, shadow && !as.shmem(), age, ws);
   k.charge(-static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_evicted, in_file);
