@@ -68,6 +68,17 @@ std::string readahead(const RunResult& r) {
                      format_number(r.get("model.mmap_miss_max")));
 }
 
+std::string transfers(const RunResult& r) {
+  return fmt::format("{:.3f}", r.get("model.coherence_transfers_per_fault"));
+}
+std::string rss_updates(const RunResult& r) {
+  return fmt::format("{:.2f}/{}", r.get("model.rss_updates_per_fault"),
+                     format_number(r.get("model.rss_folds")));
+}
+std::string est_rate(const RunResult& r) {
+  return fmt::format("{:.2f}M", r.get("model.est_faults_per_s") / 1e6);
+}
+
 }  // namespace
 
 std::string format_number(double v) {
@@ -87,6 +98,16 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
     };
     out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
                        key("kernel.profile"), key("access.seed"), runs.size());
+  }
+  const bool concurrent = std::any_of(
+      runs.begin(), runs.end(), [](const RunResult& r) { return r.get("model.threads", -1) >= 0; });
+  if (concurrent) {
+    // The concurrent engine (seeds 2 and 3): what the fault path costs per fault.
+    matrix(out, "cache-line transfers per fault (misses + upgrades)", runs, transfers);
+    matrix(out, "RSS counter updates per fault / shared-count folds", runs, rss_updates);
+    matrix(out, "estimated faults per second (illustrative costs, docs/concurrency.md)", runs,
+           est_rate);
+    return out;
   }
   matrix(out, "pgpgin GiB / estimated elapsed seconds", runs, gib_time);
   matrix(out, "major / minor faults (majflt/minflt)", runs, faults);
