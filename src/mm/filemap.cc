@@ -53,6 +53,25 @@ bool do_async_mmap_readahead(Kernel& k, VmFault& vmf, pgoff_t head) {
   return false;
 }
 
+// The VM_HUGEPAGE branch of do_sync_mmap_readahead(): read the 2 MiB
+// around the fault, and the next 2 MiB unless told not to, in PMD-order
+// folios (order 0 where the mapping has no large folios). ra->start is
+// left as it was.
+bool thp_readaround(Kernel& k, VmFault& vmf, ReadaheadControl& rac) {
+  FileRaState& ra = *rac.ra;
+  const bool dropped = maybe_unlock_mmap_for_io(vmf);
+  rac.index = round_down(vmf.pgoff, kHpagePmdNr);
+  ra.size = kHpagePmdNr;
+  // Fetch two PMD folios, so we get the chance to actually readahead,
+  // unless we've been told not to.
+  if (!(vmf.vma->vm_flags & VM_RAND_READ)) ra.size *= 2;
+  ra.async_size = kHpagePmdNr;
+  ra.order = kHpagePmdOrder;
+  k.vmstat().inc(VmEvent::ra_readaround);
+  page_cache_ra_order(k, rac, ra);
+  return dropped;
+}
+
 // do_sync_mmap_readahead(): a page-cache miss in ->fault. Returns true if
 // the fault lock was dropped for the I/O.
 bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
@@ -66,19 +85,9 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   // folios then reads the same window in order-0 folios.
   const bool thp = vm_flags & VM_HUGEPAGE;
   bool dropped = false;
-  if (thp && k.profile().thp_ra_before_mmap_miss) {
-    // ≤6.18: the THP branch comes first, whatever VM_RAND_READ, VM_SEQ_READ,
-    // ra_pages or mmap_miss say, and never touches mmap_miss.
-    dropped = maybe_unlock_mmap_for_io(vmf);
-    rac.index = round_down(vmf.pgoff, kHpagePmdNr);
-    ra.size = kHpagePmdNr;
-    if (!(vm_flags & VM_RAND_READ)) ra.size *= 2;
-    ra.async_size = kHpagePmdNr;
-    ra.order = kHpagePmdOrder;
-    k.vmstat().inc(VmEvent::ra_readaround);
-    page_cache_ra_order(k, rac, ra);
-    return dropped;
-  }
+  // ≤6.18: the THP branch comes first, whatever VM_RAND_READ, VM_SEQ_READ,
+  // ra_pages or mmap_miss say, and never touches mmap_miss.
+  if (thp && k.profile().thp_ra_before_mmap_miss) return thp_readaround(k, vmf, rac);
   if (!thp) {
     // If we don't want any read-ahead, don't bother.
     if ((vm_flags & VM_RAND_READ) && !(vm_flags & VM_EXEC)) return false;
@@ -100,19 +109,7 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
       return false;
     }
   }
-  if (thp) {
-    dropped = maybe_unlock_mmap_for_io(vmf);
-    rac.index = round_down(vmf.pgoff, kHpagePmdNr);
-    ra.size = kHpagePmdNr;
-    // Fetch two PMD folios, so we get the chance to actually readahead,
-    // unless we've been told not to.
-    if (!(vm_flags & VM_RAND_READ)) ra.size *= 2;
-    ra.async_size = kHpagePmdNr;
-    ra.order = kHpagePmdOrder;
-    k.vmstat().inc(VmEvent::ra_readaround);
-    page_cache_ra_order(k, rac, ra);
-    return dropped;
-  }
+  if (thp) return thp_readaround(k, vmf, rac);
   if (vm_flags & VM_EXEC) {
     // exec_folio_order() is 0 on x86: a forward window with no marker.
     const pgoff_t start = std::max<pgoff_t>(vmf.pgoff, vmf.vma->vm_pgoff);
