@@ -77,8 +77,8 @@ void do_probe(const ProbeArgs& a) {
   }
   auto runs = probe_scenario(*sc, a.sets, o);
   if (!runs.ok()) return fail(runs.status());
-  const report::Meta meta{sc->name, "kernel " + host_profile_name() + "+ on this machine (probe)",
-                          sc->source, kVersion};
+  report::Meta meta{sc->name, sc->description, sc->source, kVersion};
+  meta.probe = true;
   std::string text = a.format == "json"  ? report::format_json(meta, *runs)
                      : a.format == "csv" ? report::format_csv(*runs)
                                          : report::format_table(meta, *runs);

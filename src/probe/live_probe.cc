@@ -873,6 +873,9 @@ Status Session::cleanup() {
   }
   // Whatever is left below the run dir (and the dir itself).
   if (dir_created_) add(ws::cleanup_run_dir(paths_.dir, notes()));
+  // The workspace root too, once no other run uses it (rmdir fails on a
+  // non-empty directory, which is what we want then).
+  if (dir_created_) (void)::rmdir(req_.workspace_root.c_str());
   return errors.empty() ? Status::Ok() : Status::IoError("probe clean-up: " + errors);
 }
 

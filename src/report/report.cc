@@ -96,8 +96,15 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
       const std::string* v = runs.front().config_value(k);
       return v ? *v : std::string("?");
     };
-    out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
-                       key("kernel.profile"), key("access.seed"), runs.size());
+    if (meta.probe) {
+      out += fmt::format(
+          "kernel {} on this machine (medians), seed {}, {} run(s); every counter: "
+          "--format json\n\n",
+          key("host.kernel_release"), key("access.seed"), runs.size());
+    } else {
+      out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
+                         key("kernel.profile"), key("access.seed"), runs.size());
+    }
   }
   const bool concurrent = std::any_of(
       runs.begin(), runs.end(), [](const RunResult& r) { return r.get("model.threads", -1) >= 0; });
@@ -109,9 +116,14 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
            est_rate);
     return out;
   }
-  matrix(out, "pgpgin GiB / estimated elapsed seconds", runs, gib_time);
+  matrix(out,
+         meta.probe ? "pgpgin GiB / elapsed seconds of the access loop"
+                    : "pgpgin GiB / estimated elapsed seconds",
+         runs, gib_time);
   matrix(out, "major / minor faults (majflt/minflt)", runs, faults);
-  matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
+  if (!meta.probe) {
+    matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
+  }
   return out;
 }
 

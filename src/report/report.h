@@ -14,6 +14,7 @@ struct Meta {
   std::string description;
   std::string source;
   std::string version;
+  bool probe = false;  // the counters are the kernel's (faultline probe), not the model's
 };
 
 // A matrix (cases x variants) shaped like the seed cover letter: pgpgin and
