@@ -21,6 +21,7 @@
 
 #include "faultline/scenario.h"
 #include "faultline/simulator.h"
+#include "harness/run_scenario.h"
 #include "report/report.h"
 
 #ifndef FAULTLINE_TESTS_DIR
@@ -105,16 +106,9 @@ class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, CountersAreUnchanged) {
   const std::string& toml = GetParam();
-  auto sc = load_scenario(toml);
-  ASSERT_TRUE(sc.ok()) << sc.status().message();
-  auto plan = plan_runs(*sc, {});
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  SimOptions opts;
-  opts.jobs = 1;
-  opts.progress = false;
-  auto runs = simulate(*plan, opts);
-  ASSERT_TRUE(runs.ok()) << runs.status().message();
-  const std::string actual = render(toml, *runs);
+  auto run = testing::run_scenario_file(toml);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const std::string actual = render(toml, run->runs);
 
   const std::string path = golden_path(toml);
   const char* update = std::getenv("FAULTLINE_UPDATE_GOLDEN");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "faultline/simulator.h"
+#include "harness/run_scenario.h"
 #include "report/report.h"
 
 #ifndef FAULTLINE_TESTS_DIR
@@ -64,16 +65,11 @@ class ScenarioFile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ScenarioFile, MeetsItsExpectations) {
   const std::string& path = GetParam();
-  auto sc = load_scenario(path);
-  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  auto run = testing::run_scenario_file(path);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const Scenario* sc = &run->scenario;
+  const std::vector<RunResult>* runs = &run->runs;
   ASSERT_FALSE(sc->expectations.empty()) << path << ": a scenario test needs [[expect]] blocks";
-  auto plan = plan_runs(*sc, {});
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  SimOptions opts;
-  opts.jobs = 1;
-  opts.progress = false;
-  auto runs = simulate(*plan, opts);
-  ASSERT_TRUE(runs.ok()) << runs.status().message();
 
   std::vector<bool> failed(runs->size(), false);
   for (const Expectation& e : sc->expectations) {
