@@ -56,7 +56,9 @@ struct AccessConfig {
   uint64_t stride = 1;             // pages between accesses (stride pattern)
   uint64_t start = 0;              // first page (sequential and stride)
   uint64_t seed = 1;
-  std::string op = "read";  // read | write
+  std::string op = "read";      // read | write
+  double span = 1.0;            // the pattern covers the first span x pages of the mapping
+  uint64_t dontneed_every = 0;  // MADV_DONTNEED the whole mapping after every N accesses
   // Concurrent workloads (docs/concurrency.md); "stream" replays the pattern above.
   std::string workload = "stream";   // stream | pft | lat_pagefault
   uint32_t threads = 1;              // tasks faulting at once, one per CPU

@@ -45,6 +45,8 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   if (cfg.mapping.align_offset) return unsupported("mapping.align_offset");
   if (cfg.file.large_folios != "auto") return unsupported("file.large_folios");
   if (cfg.file.tmpfs_huge_order) return unsupported("file.tmpfs_huge_order");
+  if (cfg.access.dontneed_every) return unsupported("access.dontneed_every");
+  if (cfg.access.workload != "stream") return unsupported("access.workload=" + cfg.access.workload);
   probe::Request r;
   r.name = name;
   r.file_bytes = cfg.file.size;

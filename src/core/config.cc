@@ -2,6 +2,7 @@
 // `git grep` finds every key and its documentation.
 #include "faultline/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -203,6 +204,11 @@ const std::vector<KeyDef>& key_table() {
        FL_GET(std::to_string(c.access.start))},
       {"access.seed", "int", "seed of the random pattern", FL_U64(access.seed),
        FL_GET(std::to_string(c.access.seed))},
+      {"access.span", "number", "fraction of the mapping (from its start) the pattern covers",
+       FL_DOUBLE(access.span), FL_GET(fmt_double(c.access.span))},
+      {"access.dontneed_every", "int",
+       "MADV_DONTNEED over the whole mapping after every N accesses (0: never)",
+       FL_U64(access.dontneed_every), FL_GET(std::to_string(c.access.dontneed_every))},
       {"access.op", "read|write", "one-byte load or store per access",
        FL_CHOICE(access.op, "read", "write"), FL_GET(c.access.op)},
       {"kernel.profile", "6.18|7.1|7.4|6.15|6.9", "kernel release whose behaviour is modelled",
@@ -329,12 +335,17 @@ Status validate(const Config& c) {
   if (c.access.count == 0 && !(c.access.fraction > 0 && c.access.fraction <= 1)) {
     return err("access.fraction: must be in (0, 1] (or set access.count)");
   }
+  if (!(c.access.span > 0 && c.access.span <= 1)) return err("access.span: must be in (0, 1]");
   if (c.access.stride == 0) return err("access.stride: must be greater than zero");
-  if (c.access.stride >= map_pages && c.access.pattern == "stride") {
-    return err("access.stride: " + std::to_string(c.access.stride) +
-               " pages is not smaller than the mapping (" + std::to_string(map_pages) + " pages)");
+  // The pages the pattern covers (engine::make_access_spec computes the same).
+  const uint64_t span_pages =
+      std::max<uint64_t>(1, static_cast<uint64_t>(c.access.span * static_cast<double>(map_pages)));
+  const std::string what = c.access.span < 1 ? "the pages access.span covers" : "the mapping";
+  if (c.access.stride >= span_pages && c.access.pattern == "stride") {
+    return err("access.stride: " + std::to_string(c.access.stride) + " pages is not smaller than " +
+               what + " (" + std::to_string(span_pages) + " pages)");
   }
-  if (c.access.start >= map_pages) return err("access.start: beyond the end of the mapping");
+  if (c.access.start >= span_pages) return err("access.start: beyond the end of " + what);
   if (c.kernel.fault_around_bytes && *c.kernel.fault_around_bytes > (2u << 20)) {
     return err("kernel.fault_around_bytes: at most 2097152 (PTRS_PER_PTE pages)");
   }

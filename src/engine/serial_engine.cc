@@ -4,6 +4,7 @@
 // as the probe prepares the real one (cold, or warmed by read(2) or by the
 // write(2) that created it), maps it, applies the madvise hint, then replays
 // the access stream. Counters are the deltas over madvise + accesses.
+#include <algorithm>
 #include <array>
 
 #include "core/profile_resolve.h"
@@ -85,10 +86,14 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   const bool write = cfg.access.op == "write";
   std::array<uint64_t, 4096> buf;
   uint64_t done = 0;
+  const uint64_t dontneed_every = cfg.access.dontneed_every;
   while (const size_t n = (*gen)->next(buf)) {
     for (size_t i = 0; i < n; ++i) {
       k.set_access_seq(done + i);
       mm::handle_access(k, *vma, buf[i], write);
+      if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
+        mm::do_madvise(k, *vma, 0, map_pages, mm::Madvise::kDontneed);
+      }
     }
     done += n;
     if (progress) progress(done, spec.count);
@@ -148,10 +153,14 @@ uint64_t mapping_pages(const Config& cfg) {
 workload::AccessSpec make_access_spec(const Config& cfg) {
   workload::AccessSpec spec;
   spec.pattern = cfg.access.pattern;
-  spec.pages = mapping_pages(cfg);
+  const uint64_t pages = mapping_pages(cfg);
+  // The pattern covers the first access.span of the mapping; the number of
+  // accesses is a fraction of the whole mapping.
+  spec.pages =
+      std::max<uint64_t>(1, static_cast<uint64_t>(cfg.access.span * static_cast<double>(pages)));
   spec.count = cfg.access.count
                    ? cfg.access.count
-                   : static_cast<uint64_t>(cfg.access.fraction * static_cast<double>(spec.pages));
+                   : static_cast<uint64_t>(cfg.access.fraction * static_cast<double>(pages));
   if (spec.count == 0) spec.count = 1;
   spec.stride = cfg.access.stride;
   spec.start = cfg.access.start;
