@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "faultline/simulator.h"
 #include "mm/profile.h"
+#include "probe/pft.h"
 #include "probe/probe.h"
 #include "workload/generator.h"
 
@@ -46,7 +47,6 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   if (cfg.file.large_folios != "auto") return unsupported("file.large_folios");
   if (cfg.file.tmpfs_huge_order) return unsupported("file.tmpfs_huge_order");
   if (cfg.access.dontneed_every) return unsupported("access.dontneed_every");
-  if (cfg.access.workload != "stream") return unsupported("access.workload=" + cfg.access.workload);
   probe::Request r;
   r.name = name;
   r.file_bytes = cfg.file.size;
@@ -143,6 +143,29 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   const int reps = opts.repetitions > 0 ? opts.repetitions : sc.probe.repetitions;
   for (PlannedRun& p : *plan) {
     const std::string name = file_safe(sc.name + "-" + p.case_name + "-" + p.variant);
+    if (p.cfg.access.workload == "pft") {
+      // Anonymous memory: no file system, loop device or root needed.
+      if (p.cfg.access.op != "write") {
+        return Status::InvalidArgument(sc.source +
+                                       ": probe: pft runs write faults (access.op=write)");
+      }
+      probe::PftRequest req;
+      req.threads = p.cfg.access.threads;
+      req.tasks = p.cfg.access.tasks;
+      req.region_bytes = p.cfg.access.region;
+      req.passes = static_cast<int>(p.cfg.access.passes);
+      req.repetitions = reps;
+      if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
+      ProbedRun pr{p, name, {}};
+      Status st = probe::run_pft(req, &pr.kernel, nullptr);
+      if (!st.ok()) return Status::InvalidArgument(sc.source + ": " + st.message());
+      out.push_back(std::move(pr));
+      continue;
+    }
+    if (p.cfg.access.workload != "stream") {
+      return Status::InvalidArgument(sc.source + ": probe: access.workload=" +
+                                     p.cfg.access.workload + " cannot be run on the host kernel");
+    }
     auto req = make_request(p.cfg, name, opts, reps);
     if (!req.ok()) return Status::InvalidArgument(sc.source + ": " + req.status().message());
     if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
@@ -268,10 +291,16 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
       c.model_event_file = opts.output_dir + "/" + file_safe(c.case_name) + "-" +
                            file_safe(c.variant) + ".model.trace";
     }
-    for (const char* name : kCompared) {
+    std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
+    for (const char* name : kCompared) compared.emplace_back(name, name);
+    if (pr.plan.cfg.access.workload == "pft") {
+      // The model's rate comes from illustrative per-step costs: shown, not judged.
+      compared.emplace_back("faults_per_s", "model.est_faults_per_s");
+    }
+    for (const auto& [name, model_name] : compared) {
       CompareRow row;
       row.counter = name;
-      row.model = c.model.get(name);
+      row.model = c.model.get(model_name);
       row.kernel = spread_of(pr.kernel.runs, name);
       const double k = row.kernel.median;
       row.error = k != 0 ? (row.model - k) / k : (row.model == 0 ? 0 : INFINITY);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/pft.h"
 #include "probe/sys.h"
 
 namespace faultline::probe {
@@ -206,6 +207,45 @@ TEST(Sys, RunCommandCapturesOutputAndExitCode) {
   auto failed = sys::run_checked({"sh", "-c", "echo boom >&2; exit 1"});
   EXPECT_EQ(failed.status().code(), Status::Code::kIoError);
   EXPECT_NE(failed.status().message().find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faultline::probe
+
+namespace faultline::probe {
+namespace {
+
+// pft needs no root: it faults anonymous memory of its own.
+TEST(Pft, EveryPageOfEveryPassIsOneMinorFault) {
+  for (const char* tasks : {"threads", "threads-vma-each", "processes"}) {
+    PftRequest req;
+    req.threads = 2;
+    req.tasks = tasks;
+    req.region_bytes = 2 << 20;  // 256 pages per task
+    req.passes = 3;
+    req.repetitions = 1;
+    Result out;
+    ASSERT_TRUE(run_pft(req, &out, nullptr).ok()) << tasks;
+    ASSERT_EQ(out.runs.size(), 1u);
+    const double expected = 2 * 256 * 3;
+    EXPECT_GE(out.runs[0]["minflt"], expected) << tasks;
+    EXPECT_LE(out.runs[0]["minflt"], expected + 16) << tasks;  // a stack page or two
+    EXPECT_EQ(out.runs[0]["majflt"], 0) << tasks;
+    EXPECT_GT(out.runs[0]["faults_per_s"], 0) << tasks;
+  }
+}
+
+TEST(Pft, RejectsBadRequests) {
+  Result out;
+  PftRequest req;
+  req.threads = 0;
+  EXPECT_FALSE(run_pft(req, &out, nullptr).ok());
+  req.threads = 2;
+  req.tasks = "fibers";
+  EXPECT_FALSE(run_pft(req, &out, nullptr).ok());
+  req.tasks = "threads";
+  req.region_bytes = 4096;
+  EXPECT_FALSE(run_pft(req, &out, nullptr).ok());
 }
 
 }  // namespace

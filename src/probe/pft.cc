@@ -1,0 +1,182 @@
+#include "probe/pft.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+namespace faultline::probe {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr unsigned kMaxTasks = 64;
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Per-task results, in MAP_SHARED memory so forked tasks can fill them in.
+struct Shared {
+  pthread_barrier_t start;
+  double begin[kMaxTasks];
+  double end[kMaxTasks];
+  uint64_t minflt[kMaxTasks];
+  uint64_t majflt[kMaxTasks];
+  int error[kMaxTasks];
+};
+
+int touch_and_zap(char* slice, size_t bytes, int passes) {
+  for (int p = 0; p < passes; ++p) {
+    for (size_t off = 0; off < bytes; off += kPage) slice[off] = 1;
+    if (::madvise(slice, bytes, MADV_DONTNEED) != 0) return errno;
+  }
+  return 0;
+}
+
+// One task: a warm pass (page tables, anon_vma), the barrier, the counted passes.
+void task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int who) {
+  sh->error[i] = touch_and_zap(slice, bytes, 1);
+  pthread_barrier_wait(&sh->start);
+  rusage r0{}, r1{};
+  ::getrusage(who, &r0);
+  sh->begin[i] = now_s();
+  if (sh->error[i] == 0) sh->error[i] = touch_and_zap(slice, bytes, passes);
+  sh->end[i] = now_s();
+  ::getrusage(who, &r1);
+  sh->minflt[i] = static_cast<uint64_t>(r1.ru_minflt - r0.ru_minflt);
+  sh->majflt[i] = static_cast<uint64_t>(r1.ru_majflt - r0.ru_majflt);
+}
+
+char* map_anon(size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  // The model faults base pages: keep THP out of the host's run too.
+  (void)::madvise(p, bytes, MADV_NOHUGEPAGE);
+  return static_cast<char*>(p);
+}
+
+double vmstat_pgfault() {
+  std::ifstream in("/proc/vmstat");
+  std::string key;
+  double v = 0;
+  while (in >> key >> v) {
+    if (key == "pgfault") return v;
+  }
+  return 0;
+}
+
+Status one_run(const PftRequest& req, Counters* c) {
+  const unsigned n = req.threads;
+  const size_t slice = req.region_bytes / n / kPage * kPage;
+  void* m =
+      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return Status::IoError(std::string("pft: mmap: ") + std::strerror(errno));
+  auto* sh = static_cast<Shared*>(m);
+  std::memset(sh, 0, sizeof(Shared));
+  pthread_barrierattr_t attr;
+  pthread_barrierattr_init(&attr);
+  pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_barrier_init(&sh->start, &attr, n);
+  pthread_barrierattr_destroy(&attr);
+  Status st;
+  const double f0 = vmstat_pgfault();
+  if (req.tasks == "processes") {
+    std::vector<pid_t> kids;
+    for (unsigned i = 0; i < n; ++i) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        char* mine = map_anon(slice);
+        if (!mine) _exit(1);
+        task(sh, i, mine, slice, req.passes, RUSAGE_SELF);
+        _exit(0);
+      }
+      if (pid < 0) {
+        st = Status::IoError(std::string("pft: fork: ") + std::strerror(errno));
+        break;
+      }
+      kids.push_back(pid);
+    }
+    for (pid_t k : kids) {
+      int ws = 0;
+      ::waitpid(k, &ws, 0);
+      if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) st = Status::IoError("pft: a task failed");
+    }
+  } else {
+    const bool each = req.tasks == "threads-vma-each";
+    char* region = each ? nullptr : map_anon(slice * n);
+    std::vector<char*> own(n, nullptr);
+    bool ok = each || region != nullptr;
+    for (unsigned i = 0; each && i < n; ++i) ok = ok && (own[i] = map_anon(slice)) != nullptr;
+    if (!ok) {
+      st = Status::IoError("pft: cannot map the region");
+    } else {
+      std::vector<std::thread> ts;
+      for (unsigned i = 0; i < n; ++i) {
+        char* s = each ? own[i] : region + i * slice;
+        ts.emplace_back([=] { task(sh, i, s, slice, req.passes, RUSAGE_THREAD); });
+      }
+      for (auto& t : ts) t.join();
+    }
+    if (region) ::munmap(region, slice * n);
+    for (char* p : own) {
+      if (p) ::munmap(p, slice);
+    }
+  }
+  const double f1 = vmstat_pgfault();
+  if (st.ok()) {
+    double b = sh->begin[0], e = sh->end[0], minflt = 0, majflt = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      if (sh->error[i])
+        st = Status::IoError(std::string("pft: madvise: ") + std::strerror(sh->error[i]));
+      b = std::min(b, sh->begin[i]);
+      e = std::max(e, sh->end[i]);
+      minflt += static_cast<double>(sh->minflt[i]);
+      majflt += static_cast<double>(sh->majflt[i]);
+    }
+    (*c)["minflt"] = minflt;
+    (*c)["majflt"] = majflt;
+    (*c)["pgfault"] = f1 - f0;
+    (*c)["pgpgin"] = 0;
+    (*c)["elapsed_s"] = e - b;
+    (*c)["faults_per_s"] = e > b ? minflt / (e - b) : 0;
+  }
+  pthread_barrier_destroy(&sh->start);
+  ::munmap(sh, sizeof(Shared));
+  return st;
+}
+
+}  // namespace
+
+Status run_pft(const PftRequest& req, Result* out, const ProgressFn& progress) {
+  if (req.threads < 1 || req.threads > kMaxTasks) {
+    return Status::InvalidArgument("access.threads: the probe runs 1 to 64 tasks");
+  }
+  if (req.tasks != "threads" && req.tasks != "threads-vma-each" && req.tasks != "processes") {
+    return Status::InvalidArgument("access.tasks: unknown '" + req.tasks + "'");
+  }
+  if (req.region_bytes / req.threads < kPage) {
+    return Status::InvalidArgument("access.region: less than a page per task");
+  }
+  utsname u{};
+  if (::uname(&u) == 0) out->host.kernel_release = u.release;
+  for (int r = 0; r < req.repetitions; ++r) {
+    Counters c;
+    FAULTLINE_RETURN_IF_ERROR(one_run(req, &c));
+    out->runs.push_back(std::move(c));
+    if (progress) progress(r + 1, req.repetitions);
+  }
+  return Status::Ok();
+}
+
+}  // namespace faultline::probe
