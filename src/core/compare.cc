@@ -84,10 +84,25 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   return r;
 }
 
-bool sets_kernel_switch(const NamedOverrides& v) {
-  return std::any_of(v.set.begin(), v.set.end(), [](const std::string& a) {
-    return a.rfind("kernel.", 0) == 0 && a.rfind("kernel.profile=", 0) != 0;
-  });
+// The kernel.* switches a configuration resolves to, as text.
+std::vector<std::pair<std::string, std::string>> kernel_switches(const Config& cfg) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& kv : effective_keys(cfg)) {
+    if (kv.first.rfind("kernel.", 0) == 0) out.push_back(std::move(kv));
+  }
+  return out;
+}
+
+// A variant can run on the host if, under the host's profile, it leaves
+// every kernel switch as the host kernel has it (for example "batched RSS"
+// on a kernel that batches). Otherwise it exists only in the model.
+bool runs_on_host(const Scenario& sc, const NamedOverrides& v) {
+  Config host = sc.base;
+  if (!set_key(host, "kernel.profile", host_profile_name()).ok()) return false;
+  Config with = host;
+  if (!apply_assignments(with, v.set).ok()) return false;
+  (void)set_key(with, "kernel.profile", host_profile_name());  // the host's, whatever v says
+  return kernel_switches(with) == kernel_switches(host);
 }
 
 std::string file_safe(const std::string& s) {
@@ -122,8 +137,9 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   Scenario host = sc;
   host.variants.clear();
   for (const NamedOverrides& v : variants) {
-    if (sets_kernel_switch(v)) {
-      skipped->push_back("variant '" + v.name + "' changes kernel switches: model only");
+    if (!runs_on_host(sc, v)) {
+      skipped->push_back("variant '" + v.name +
+                         "' sets kernel switches the host kernel lacks: " + "model only");
     } else {
       host.variants.push_back(v);
     }
@@ -143,9 +159,10 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   const int reps = opts.repetitions > 0 ? opts.repetitions : sc.probe.repetitions;
   for (PlannedRun& p : *plan) {
     const std::string name = file_safe(sc.name + "-" + p.case_name + "-" + p.variant);
-    if (p.cfg.access.workload == "pft") {
-      // Anonymous memory: no file system, loop device or root needed.
-      if (p.cfg.access.op != "write") {
+    const bool pft = p.cfg.access.workload == "pft";
+    if (pft || p.cfg.access.workload == "lat_pagefault") {
+      // Anonymous memory or a memfd: no file system, loop device or root needed.
+      if (pft && p.cfg.access.op != "write") {
         return Status::InvalidArgument(sc.source +
                                        ": probe: pft runs write faults (access.op=write)");
       }
@@ -157,7 +174,8 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       req.repetitions = reps;
       if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
       ProbedRun pr{p, name, {}};
-      Status st = probe::run_pft(req, &pr.kernel, nullptr);
+      Status st = pft ? probe::run_pft(req, &pr.kernel, nullptr)
+                      : probe::run_lat_pagefault(req, &pr.kernel, nullptr);
       if (!st.ok()) return Status::InvalidArgument(sc.source + ": " + st.message());
       out.push_back(std::move(pr));
       continue;
@@ -293,9 +311,10 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     }
     std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
     for (const char* name : kCompared) compared.emplace_back(name, name);
-    if (pr.plan.cfg.access.workload == "pft") {
+    if (pr.plan.cfg.access.workload != "stream") {
       // The model's rate comes from illustrative per-step costs: shown, not judged.
       compared.emplace_back("faults_per_s", "model.est_faults_per_s");
+      compared.emplace_back("ns_per_fault", "model.est_ns_per_fault");
     }
     for (const auto& [name, model_name] : compared) {
       CompareRow row;

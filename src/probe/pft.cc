@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,30 +37,43 @@ struct Shared {
   int error[kMaxTasks];
 };
 
-int touch_and_zap(char* slice, size_t bytes, int passes) {
+// Touches every page of the slice (a store, or a load for lat_pagefault),
+// then zaps the slice, `passes` times.
+int touch_and_zap(char* slice, size_t bytes, int passes, bool read) {
+  volatile char sink = 0;
   for (int p = 0; p < passes; ++p) {
-    for (size_t off = 0; off < bytes; off += kPage) slice[off] = 1;
+    for (size_t off = 0; off < bytes; off += kPage) {
+      if (read) {
+        sink = static_cast<char>(sink + *static_cast<volatile char*>(slice + off));
+      } else {
+        slice[off] = 1;
+      }
+    }
     if (::madvise(slice, bytes, MADV_DONTNEED) != 0) return errno;
   }
   return 0;
 }
 
 // One task: a warm pass (page tables, anon_vma), the barrier, the counted passes.
-void task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int who) {
-  sh->error[i] = touch_and_zap(slice, bytes, 1);
+void task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int who, bool read) {
+  sh->error[i] = touch_and_zap(slice, bytes, 1, read);
   pthread_barrier_wait(&sh->start);
   rusage r0{}, r1{};
   ::getrusage(who, &r0);
   sh->begin[i] = now_s();
-  if (sh->error[i] == 0) sh->error[i] = touch_and_zap(slice, bytes, passes);
+  if (sh->error[i] == 0) sh->error[i] = touch_and_zap(slice, bytes, passes, read);
   sh->end[i] = now_s();
   ::getrusage(who, &r1);
   sh->minflt[i] = static_cast<uint64_t>(r1.ru_minflt - r0.ru_minflt);
   sh->majflt[i] = static_cast<uint64_t>(r1.ru_majflt - r0.ru_majflt);
 }
 
-char* map_anon(size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+// fd < 0: private anonymous memory (pft); else a shared read-only mapping of
+// the cached file at `offset` (lat_pagefault).
+char* map_region(size_t bytes, int fd, size_t offset) {
+  void* p = fd < 0
+                ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (p == MAP_FAILED) return nullptr;
   // The model faults base pages: keep THP out of the host's run too.
   (void)::madvise(p, bytes, MADV_NOHUGEPAGE);
@@ -76,7 +90,8 @@ double vmstat_pgfault() {
   return 0;
 }
 
-Status one_run(const PftRequest& req, Counters* c) {
+Status one_run(const PftRequest& req, int fd, Counters* c) {
+  const bool read = fd >= 0;
   const unsigned n = req.threads;
   const size_t slice = req.region_bytes / n / kPage * kPage;
   void* m =
@@ -96,9 +111,9 @@ Status one_run(const PftRequest& req, Counters* c) {
     for (unsigned i = 0; i < n; ++i) {
       const pid_t pid = ::fork();
       if (pid == 0) {
-        char* mine = map_anon(slice);
+        char* mine = map_region(slice, fd, i * slice);
         if (!mine) _exit(1);
-        task(sh, i, mine, slice, req.passes, RUSAGE_SELF);
+        task(sh, i, mine, slice, req.passes, RUSAGE_SELF, read);
         _exit(0);
       }
       if (pid < 0) {
@@ -114,17 +129,19 @@ Status one_run(const PftRequest& req, Counters* c) {
     }
   } else {
     const bool each = req.tasks == "threads-vma-each";
-    char* region = each ? nullptr : map_anon(slice * n);
+    char* region = each ? nullptr : map_region(slice * n, fd, 0);
     std::vector<char*> own(n, nullptr);
     bool ok = each || region != nullptr;
-    for (unsigned i = 0; each && i < n; ++i) ok = ok && (own[i] = map_anon(slice)) != nullptr;
+    for (unsigned i = 0; each && i < n; ++i) {
+      ok = ok && (own[i] = map_region(slice, fd, i * slice)) != nullptr;
+    }
     if (!ok) {
       st = Status::IoError("pft: cannot map the region");
     } else {
       std::vector<std::thread> ts;
       for (unsigned i = 0; i < n; ++i) {
         char* s = each ? own[i] : region + i * slice;
-        ts.emplace_back([=] { task(sh, i, s, slice, req.passes, RUSAGE_THREAD); });
+        ts.emplace_back([=] { task(sh, i, s, slice, req.passes, RUSAGE_THREAD, read); });
       }
       for (auto& t : ts) t.join();
     }
@@ -150,15 +167,14 @@ Status one_run(const PftRequest& req, Counters* c) {
     (*c)["pgpgin"] = 0;
     (*c)["elapsed_s"] = e - b;
     (*c)["faults_per_s"] = e > b ? minflt / (e - b) : 0;
+    if (minflt > 0) (*c)["ns_per_fault"] = (e - b) * 1e9 * n / minflt;
   }
   pthread_barrier_destroy(&sh->start);
   ::munmap(sh, sizeof(Shared));
   return st;
 }
 
-}  // namespace
-
-Status run_pft(const PftRequest& req, Result* out, const ProgressFn& progress) {
+Status check(const PftRequest& req) {
   if (req.threads < 1 || req.threads > kMaxTasks) {
     return Status::InvalidArgument("access.threads: the probe runs 1 to 64 tasks");
   }
@@ -168,15 +184,46 @@ Status run_pft(const PftRequest& req, Result* out, const ProgressFn& progress) {
   if (req.region_bytes / req.threads < kPage) {
     return Status::InvalidArgument("access.region: less than a page per task");
   }
+  return Status::Ok();
+}
+
+Status run(const PftRequest& req, int fd, Result* out, const ProgressFn& progress) {
   utsname u{};
   if (::uname(&u) == 0) out->host.kernel_release = u.release;
   for (int r = 0; r < req.repetitions; ++r) {
     Counters c;
-    FAULTLINE_RETURN_IF_ERROR(one_run(req, &c));
+    FAULTLINE_RETURN_IF_ERROR(one_run(req, fd, &c));
     out->runs.push_back(std::move(c));
     if (progress) progress(r + 1, req.repetitions);
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status run_pft(const PftRequest& req, Result* out, const ProgressFn& progress) {
+  FAULTLINE_RETURN_IF_ERROR(check(req));
+  return run(req, -1, out, progress);
+}
+
+Status run_lat_pagefault(const PftRequest& req, Result* out, const ProgressFn& progress) {
+  FAULTLINE_RETURN_IF_ERROR(check(req));
+  // A memfd is a shmem file: order-0 folios by default, no mount needed,
+  // gone when the last reference goes.
+  const int fd = static_cast<int>(::syscall(SYS_memfd_create, "faultline-lat", 0));
+  if (fd < 0) return Status::Unavailable(std::string("memfd_create: ") + std::strerror(errno));
+  const size_t bytes = req.region_bytes / req.threads / kPage * kPage * req.threads;
+  std::vector<char> chunk(1 << 20, 'x');
+  Status st;
+  for (size_t done = 0; done < bytes && st.ok();) {
+    const size_t n = std::min(chunk.size(), bytes - done);
+    const ssize_t w = ::write(fd, chunk.data(), n);
+    if (w <= 0) st = Status::IoError(std::string("memfd write: ") + std::strerror(errno));
+    done += w > 0 ? static_cast<size_t>(w) : 0;
+  }
+  if (st.ok()) st = run(req, fd, out, progress);
+  ::close(fd);
+  return st;
 }
 
 }  // namespace faultline::probe

@@ -1,4 +1,4 @@
-// pft.h — the pft workload on this machine's kernel: tasks write-fault their
+// pft.h — the pft and lat_pagefault workloads on this machine's kernel: tasks write-fault their
 // own slice of anonymous memory, then zap it with MADV_DONTNEED, pass after
 // pass (the seed 2 and seed 3 benchmarks' shape). No root is needed.
 #pragma once
@@ -22,5 +22,10 @@ struct PftRequest {
 // (/proc/vmstat), elapsed_s (first start to last end of the counted passes)
 // and faults_per_s.
 Status run_pft(const PftRequest& req, Result* out, const ProgressFn& progress);
+
+// lat_pagefault: the same tasks and passes, but read faults on a cached
+// shmem file (memfd_create, order-0 folios, as the model's lat_pagefault
+// assumes), so every fault maps a fault-around window. Adds ns_per_fault.
+Status run_lat_pagefault(const PftRequest& req, Result* out, const ProgressFn& progress);
 
 }  // namespace faultline::probe
