@@ -15,18 +15,17 @@
 //                  random permutation; in order, every fault maps a whole
 //                  window, which is the path seed 3 changed.)
 //
-// Faults are counted with getrusage(ru_minflt); throughput is faults over
-// the wall time from a common start to the last task's end. Each figure is
-// the median, min and max of --reps repetitions.
+// pft is the probe's own (faultline::probe::run_pft). Faults are counted
+// with getrusage(ru_minflt); throughput is faults over the wall time from a
+// common start to the last task's end. Each figure is the median, min and
+// max of --reps repetitions.
 //
 //   pft_host [--threads 1,2] [--slice-mb 64] [--passes 4] [--reps 7]
 //            [--file PATH] [--file-mb 64] [--no-pft] [--no-lat]
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,10 +38,12 @@
 #include <thread>
 #include <vector>
 
+#include "probe/pft.h"
+
 namespace {
 
 constexpr size_t kPage = 4096;
-constexpr unsigned kMaxTasks = 64;
+constexpr unsigned kMaxTasks = 64;  // as the probe's pft allows
 
 double now_s() {
   timespec ts;
@@ -59,108 +60,6 @@ uint64_t minflt(int who) {
 [[noreturn]] void die(const char* what) {
   std::perror(what);
   std::exit(1);
-}
-
-// Start/end times and fault counts of every task; in MAP_SHARED memory so
-// forked processes can fill it in too.
-struct Shared {
-  pthread_barrier_t start;
-  double begin[kMaxTasks];
-  double end[kMaxTasks];
-  uint64_t faults[kMaxTasks];
-};
-
-void touch_and_zap(char* slice, size_t bytes, int passes) {
-  for (int p = 0; p < passes; ++p) {
-    for (size_t off = 0; off < bytes; off += kPage) slice[off] = 1;
-    if (madvise(slice, bytes, MADV_DONTNEED)) die("madvise(MADV_DONTNEED)");
-  }
-}
-
-// One task of pft: warm pass, barrier, timed passes.
-void pft_task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int rusage_who) {
-  touch_and_zap(slice, bytes, 1);
-  pthread_barrier_wait(&sh->start);
-  const uint64_t f0 = minflt(rusage_who);
-  sh->begin[i] = now_s();
-  touch_and_zap(slice, bytes, passes);
-  sh->end[i] = now_s();
-  sh->faults[i] = minflt(rusage_who) - f0;
-}
-
-struct Sample {
-  double faults_per_s;
-  double faults_per_page;
-};
-
-Sample collect(const Shared* sh, unsigned n, size_t bytes, int passes) {
-  double b = sh->begin[0], e = sh->end[0];
-  uint64_t faults = 0;
-  for (unsigned i = 0; i < n; ++i) {
-    b = std::min(b, sh->begin[i]);
-    e = std::max(e, sh->end[i]);
-    faults += sh->faults[i];
-  }
-  const double pages = static_cast<double>(bytes / kPage) * passes * n;
-  return {static_cast<double>(faults) / (e - b), static_cast<double>(faults) / pages};
-}
-
-Shared* new_shared(unsigned n) {
-  void* m =
-      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) die("mmap(shared)");
-  Shared* sh = static_cast<Shared*>(m);
-  pthread_barrierattr_t attr;
-  pthread_barrierattr_init(&attr);
-  pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-  pthread_barrier_init(&sh->start, &attr, n);
-  pthread_barrierattr_destroy(&attr);
-  return sh;
-}
-
-void free_shared(Shared* sh) {
-  pthread_barrier_destroy(&sh->start);
-  munmap(sh, sizeof(Shared));
-}
-
-char* map_anon(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) die("mmap(anon)");
-  madvise(p, bytes, MADV_NOHUGEPAGE);
-  return static_cast<char*>(p);
-}
-
-Sample pft_threads(unsigned n, size_t slice, int passes) {
-  Shared* sh = new_shared(n);
-  char* region = map_anon(slice * n);  // one VMA, split between the threads
-  std::vector<std::thread> ts;
-  for (unsigned i = 0; i < n; ++i) {
-    ts.emplace_back([=] { pft_task(sh, i, region + i * slice, slice, passes, RUSAGE_THREAD); });
-  }
-  for (auto& t : ts) t.join();
-  const Sample s = collect(sh, n, slice, passes);
-  munmap(region, slice * n);
-  free_shared(sh);
-  return s;
-}
-
-Sample pft_processes(unsigned n, size_t slice, int passes) {
-  Shared* sh = new_shared(n);
-  std::vector<pid_t> kids;
-  for (unsigned i = 0; i < n; ++i) {
-    const pid_t pid = fork();
-    if (pid < 0) die("fork");
-    if (pid == 0) {
-      char* mine = map_anon(slice);
-      pft_task(sh, i, mine, slice, passes, RUSAGE_SELF);
-      _exit(0);
-    }
-    kids.push_back(pid);
-  }
-  for (pid_t k : kids) waitpid(k, nullptr, 0);
-  const Sample s = collect(sh, n, slice, passes);
-  free_shared(sh);
-  return s;
 }
 
 struct Stat {
@@ -272,22 +171,29 @@ int main(int argc, char** argv) {
   std::printf("host kernel %s, %u CPUs; median [min, max] of %d repetitions\n", u.release,
               std::thread::hardware_concurrency(), reps);
   if (do_pft) {
+    // The same pft the probe runs for `faultline compare` (src/probe/pft.cc).
     const size_t slice = slice_mb << 20;
     for (const char* mode : {"threads", "processes"}) {
       for (unsigned n : threads) {
-        std::vector<double> fps, fpp;
-        for (int r = 0; r < reps; ++r) {
-          const Sample s = std::strcmp(mode, "threads") == 0 ? pft_threads(n, slice, passes)
-                                                             : pft_processes(n, slice, passes);
-          fps.push_back(s.faults_per_s);
-          fpp.push_back(s.faults_per_page);
+        faultline::probe::PftRequest req;
+        req.threads = n;
+        req.tasks = mode;
+        req.region_bytes = slice * n;
+        req.passes = passes;
+        req.repetitions = reps;
+        faultline::probe::Result out;
+        const faultline::Status st = faultline::probe::run_pft(req, &out, nullptr);
+        if (!st.ok()) {
+          std::fprintf(stderr, "pft_host: %s\n", st.message().c_str());
+          return 1;
         }
-        const Stat s = summarize(fps);
+        const auto s = faultline::probe::spread(out.runs, "faults_per_s");
+        const double pages = static_cast<double>(slice / kPage) * passes * n;
         std::printf(
             "pft %-9s t=%-2u %3zu MiB/task x %d passes: %7.3f M faults/s [%7.3f, %7.3f]"
             "  (%.3f faults/page)\n",
             mode, n, slice_mb, passes, s.median / 1e6, s.min / 1e6, s.max / 1e6,
-            summarize(fpp).median);
+            faultline::probe::spread(out.runs, "minflt").median / pages);
       }
     }
   }
