@@ -89,6 +89,12 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   return 0;
 }
 
+// __do_fault(): the VMA's ->fault, shmem_fault for tmpfs and shared anonymous
+// memory, filemap_fault for files.
+vm_fault_t __do_fault(Kernel& k, VmFault& vmf) {
+  return vmf.vma->shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+}
+
 // do_read_fault()
 vm_fault_t do_read_fault(Kernel& k, VmFault& vmf) {
   const Vma& vma = *vmf.vma;
@@ -101,7 +107,7 @@ vm_fault_t do_read_fault(Kernel& k, VmFault& vmf) {
   // vmf_can_call_fault(): without ->map_pages, ->fault is not called under
   // the VMA lock; retry under mmap_lock.
   if (!vma_has_map_pages(k, vma) && (vmf.flags & FAULT_FLAG_VMA_LOCK)) return VM_FAULT_RETRY;
-  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
   ret |= finish_fault(k, vmf);
   return ret;
@@ -111,7 +117,7 @@ vm_fault_t do_read_fault(Kernel& k, VmFault& vmf) {
 // readahead) then a private copy mapped in place. No fault-around.
 vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
-  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
   uint8_t& pte = vma.ptes[vmf.vpage];
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
@@ -125,8 +131,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
 
 // do_shared_fault(): a write to a shared file mapping; the page is dirtied.
 vm_fault_t do_shared_fault(Kernel& k, VmFault& vmf) {
-  Vma& vma = *vmf.vma;
-  vm_fault_t ret = vma.shmem_ops ? shmem_fault(k, vmf) : filemap_fault(k, vmf);
+  vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
   ret |= finish_fault(k, vmf);
   return ret;

@@ -11,9 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <thread>
 #include <vector>
+
+#include "probe/sys.h"
 
 namespace faultline::probe {
 namespace {
@@ -81,13 +82,11 @@ char* map_region(size_t bytes, int fd, size_t offset) {
 }
 
 double vmstat_pgfault() {
-  std::ifstream in("/proc/vmstat");
-  std::string key;
-  double v = 0;
-  while (in >> key >> v) {
-    if (key == "pgfault") return v;
-  }
-  return 0;
+  auto text = sys::read_file("/proc/vmstat");
+  if (!text.ok()) return 0;
+  const auto kv = sys::parse_key_values(*text);
+  auto it = kv.find("pgfault");
+  return it == kv.end() ? 0 : static_cast<double>(it->second);
 }
 
 Status one_run(const PftRequest& req, int fd, Counters* c) {
