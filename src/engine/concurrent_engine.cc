@@ -183,6 +183,10 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
       add(p + "upgrades_per_fault", per_fault(static_cast<double>(g.upgrades)));
     }
   }
+  // elapsed_s: the same meaning as the serial engine's, the run's duration
+  // as the model sees it: wall-clock time on real threads, the makespan of
+  // the per-step costs otherwise.
+  add("elapsed_s", cfg.access.interleave == "real" ? tm.wall_s : tm.makespan_ns / 1e9);
   if (cfg.access.interleave == "real") {
     add("model.wall_s", tm.wall_s);
     add("model.wall_faults_per_s", tm.wall_s > 0 ? faults / tm.wall_s : 0);
