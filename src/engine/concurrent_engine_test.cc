@@ -146,17 +146,21 @@ TEST(ConcurrentEngine, MmapLockPathBouncesTheRwsem) {
 // Seed 3: lat_pagefault, one task, 2048 pages (4 PTE tables) per pass: 128
 // faults of 16 pages. Unbatched: one add_mm_counter per folio; batched: one
 // per call; the zap adds one per PTE table either way.
+Config lat_pagefault(bool batched, unsigned threads, uint64_t region, uint64_t passes) {
+  Config c;
+  c.kernel.profile = "7.1";
+  c.kernel.batched_rss = batched;
+  c.access.workload = "lat_pagefault";
+  c.access.threads = threads;
+  c.access.region = region;
+  c.access.passes = passes;
+  c.access.interleave = "lockstep";
+  return c;
+}
+
 TEST(ConcurrentEngine, LatPagefaultRssUpdates) {
   for (bool batched : {false, true}) {
-    Config c;
-    c.kernel.profile = "7.1";
-    c.kernel.batched_rss = batched;
-    c.access.workload = "lat_pagefault";
-    c.access.threads = 1;
-    c.access.region = 8 << 20;
-    c.access.passes = 3;
-    c.access.interleave = "lockstep";
-    const RunResult r = run(c);
+    const RunResult r = run(lat_pagefault(batched, 1, 8 << 20, 3));
     EXPECT_EQ(r.get("pgfault"), 3 * 128);
     EXPECT_EQ(r.get("model.rss_updates"), 3 * ((batched ? 128 : 2048) + 4));
     // Folds: 2048 pages at batch 32 = 64 per pass, plus 4 zap folds.
@@ -173,17 +177,7 @@ TEST(ConcurrentEngine, LatPagefaultRssUpdates) {
 // line moves as often either way.
 TEST(ConcurrentEngine, LatPagefaultBatchingLeavesTransfersAlone) {
   RunResult res[2];
-  for (bool batched : {false, true}) {
-    Config c;
-    c.kernel.profile = "7.1";
-    c.kernel.batched_rss = batched;
-    c.access.workload = "lat_pagefault";
-    c.access.threads = 2;
-    c.access.region = 16 << 20;
-    c.access.passes = 2;
-    c.access.interleave = "lockstep";
-    res[batched] = run(c);
-  }
+  for (bool batched : {false, true}) res[batched] = run(lat_pagefault(batched, 2, 16 << 20, 2));
   EXPECT_EQ(res[0].get("model.rss_folds"), res[1].get("model.rss_folds"));
   EXPECT_GT(res[0].get("model.coherence_misses"), 0);
   EXPECT_EQ(res[0].get("model.coherence_misses"), res[1].get("model.coherence_misses"));
