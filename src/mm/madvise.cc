@@ -1,6 +1,7 @@
 #include "mm/madvise.h"
 
 #include "mm/readahead.h"
+#include "mm/vmscan.h"
 
 namespace faultline::mm {
 
@@ -63,6 +64,65 @@ void do_madvise(Kernel& k, Vma& vma, uint64_t first, uint64_t nr, Madvise advice
     case Madvise::kDontneed:
       zap_page_range(k, vma, first, nr);
       break;
+  }
+}
+
+bool parse_fadvise(std::string_view name, Fadvise* out) {
+  static constexpr std::pair<std::string_view, Fadvise> kTable[] = {
+      {"normal", Fadvise::kNormal},         {"random", Fadvise::kRandom},
+      {"sequential", Fadvise::kSequential}, {"willneed", Fadvise::kWillneed},
+      {"dontneed", Fadvise::kDontneed},     {"noreuse", Fadvise::kNoreuse},
+  };
+  for (const auto& [n, f] : kTable) {
+    if (n == name) {
+      *out = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+void do_fadvise(Kernel& k, File& file, uint64_t first, uint64_t nr, Fadvise advice) {
+  AddressSpace& as = *file.mapping;
+  switch (advice) {
+    case Fadvise::kNormal:
+      file.f_ra.ra_pages = k.bdi().ra_pages;
+      file.f_mode &= ~(FMODE_RANDOM | FMODE_NOREUSE);
+      break;
+    case Fadvise::kRandom:
+      file.f_mode |= FMODE_RANDOM;
+      break;
+    case Fadvise::kSequential:
+      file.f_ra.ra_pages = k.bdi().ra_pages * 2;
+      file.f_mode &= ~FMODE_RANDOM;
+      break;
+    case Fadvise::kNoreuse:
+      file.f_mode |= FMODE_NOREUSE;
+      break;
+    case Fadvise::kWillneed: {
+      // force_page_cache_readahead(): capped at max(io_pages, ra_pages),
+      // as MADV_WILLNEED is (it comes here).
+      if (as.shmem() || first >= as.nr_pages()) break;
+      ReadaheadControl rac{&file, &as, &file.f_ra, first, false};
+      force_page_cache_ra(k, rac, std::min<uint64_t>(nr, as.nr_pages() - first));
+      break;
+    }
+    case Fadvise::kDontneed: {
+      // mapping_try_invalidate(): every clean, unmapped folio wholly inside
+      // the range leaves the cache, without a shadow entry.
+      if (as.shmem()) break;
+      const pgoff_t end = std::min<uint64_t>(first + nr, as.nr_pages());
+      for (pgoff_t i = as.next_present(first, end ? end - 1 : 0); i != kNoIndex && i < end;) {
+        const pgoff_t head = as.head(i);
+        const pgoff_t next = head + as.folio_nr_pages(head);
+        if (head >= first && next <= end && !as.test(head, kPgLocked | kPgDirty)) {
+          invalidate_folio(k, as, head);
+        }
+        if (next >= end) break;
+        i = as.next_present(next, end - 1);
+      }
+      break;
+    }
   }
 }
 

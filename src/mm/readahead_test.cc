@@ -329,5 +329,52 @@ TEST(ReadaheadStream, CachedRunBehindTheReadSizesTheWindow) {
   EXPECT_EQ(m.pgpgin_kb(), 4u * 11);
 }
 
+// POSIX_FADV_SEQUENTIAL doubles the file's ra_pages, and mmap read-around
+// sizes its window from it: a cold fault reads 2 x ra_pages around itself.
+TEST(Fadvise, SequentialDoublesTheReadAroundWindow) {
+  Model m(ModelSetup().ra(32));
+  do_fadvise(m.k(), m.file(), 0, m.as().nr_pages(), Fadvise::kSequential);
+  EXPECT_EQ(m.ra().ra_pages, 64u);
+  m.touch(100);
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 64);
+  do_fadvise(m.k(), m.file(), 0, 0, Fadvise::kNormal);
+  EXPECT_EQ(m.ra().ra_pages, 32u);
+}
+
+// POSIX_FADV_RANDOM changes read(2) only: a fault still reads around.
+TEST(Fadvise, RandomLeavesFaultsAlone) {
+  Model m(ModelSetup().ra(32));
+  do_fadvise(m.k(), m.file(), 0, m.as().nr_pages(), Fadvise::kRandom);
+  EXPECT_TRUE(m.file().f_mode & FMODE_RANDOM);
+  m.touch(100);
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 32);
+  m.read_pages(1000, 4);
+  EXPECT_EQ(m.pgpgin_kb(), 4u * (32 + 4));
+}
+
+// POSIX_FADV_WILLNEED reads the range, capped at max(io_pages, ra_pages).
+TEST(Fadvise, WillneedIsCappedLikeMadvise) {
+  Model m(ModelSetup().ra(32).io(64));
+  do_fadvise(m.k(), m.file(), 10, 1000, Fadvise::kWillneed);
+  EXPECT_EQ(m.cached_in(0, 2000), 64u);
+  EXPECT_TRUE(m.cached(10));
+  EXPECT_TRUE(m.cached(73));
+  EXPECT_FALSE(m.cached(74));
+}
+
+// POSIX_FADV_DONTNEED drops clean, unmapped folios wholly inside the range,
+// with no shadow entries; mapped pages stay.
+TEST(Fadvise, DontneedDropsUnmappedFoliosInTheRange) {
+  Model m(ModelSetup().ra(32));
+  m.cache(0, 63);
+  m.touch(5);  // fault-around maps 0-15
+  do_fadvise(m.k(), m.file(), 0, 48, Fadvise::kDontneed);
+  EXPECT_EQ(m.cached_in(0, 63), 16u + 16u);  // 0-15 mapped, 48-63 outside the range
+  EXPECT_TRUE(m.cached(0));
+  EXPECT_FALSE(m.cached(16));
+  EXPECT_FALSE(m.as().has_shadow(16));
+  EXPECT_TRUE(m.cached(48));
+}
+
 }  // namespace
 }  // namespace faultline::mmtest
