@@ -84,6 +84,9 @@ struct ChildPlan {
   bool write = false;
   bool map_shared = true;
   int advice = MADV_NORMAL;
+  int fadvice = POSIX_FADV_NORMAL;
+  char* read_buf = nullptr;  // non-null: the loop preads read_size bytes per access
+  size_t read_size = 0;
   CacheState cache = CacheState::kCold;
   char* write_buf = nullptr;  // write_chunk bytes, pattern-filled
   size_t write_chunk = 0;
@@ -197,6 +200,21 @@ __attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
   return sink;
 }
 
+// The read(2) loop: one pread of `size` bytes at each page's offset.
+// Returns false (errno set) if a read fails.
+bool read_pages(int fd, const uint64_t* pages, size_t n, size_t page_size, char* buf, size_t size,
+                uint64_t* sink) {
+  for (size_t i = 0; i < n; ++i) {
+    ssize_t got;
+    do {
+      got = ::pread(fd, buf, size, static_cast<off_t>(pages[i] * page_size));
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return false;
+    *sink += static_cast<unsigned char>(buf[0]);
+  }
+  return true;
+}
+
 // Writes the stack below the caller, so the calls made inside the
 // measurement (getrusage, clock_gettime, the loop) do not take copy-on-write
 // faults on stack pages the child has not written since fork().
@@ -293,6 +311,16 @@ int64_t to_ns(const struct timespec& ts) {
   if (p.advice != MADV_NORMAL && ::madvise(base, p.file_bytes, p.advice) != 0) {
     child_fail(p, "madvise: ", p.file);
   }
+  // posix_fadvise() on the file the mapping holds: its f_ra and f_mode are
+  // the ones read-around and read(2) consult. Counted with the loop too.
+  if (p.fadvice != POSIX_FADV_NORMAL) {
+    if (int err = ::posix_fadvise(fd, 0, 0, p.fadvice); err != 0) {
+      errno = err;
+      child_fail(p, "posix_fadvise: ", p.file);
+    }
+  }
+  // The read buffer's pages are faulted in now, not inside the loop.
+  if (p.read_buf != nullptr) std::memset(p.read_buf, 0, p.read_size);
   struct rusage ru0 = {};
   struct rusage ru1 = {};
   struct timespec ts0 = {};
@@ -304,8 +332,15 @@ int64_t to_ns(const struct timespec& ts) {
   if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
   ::getrusage(RUSAGE_SELF, &ru0);
   ::clock_gettime(CLOCK_MONOTONIC, &ts0);
-  r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
+  bool read_ok = true;
+  if (p.read_buf != nullptr) {
+    r->sink = 0;
+    read_ok = read_pages(fd, p.pages, p.n_pages, p.page_size, p.read_buf, p.read_size, &r->sink);
+  } else {
+    r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
+  }
   ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  if (!read_ok) child_fail(p, "pread: ", p.file);
   ::getrusage(RUSAGE_SELF, &ru1);
   if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
   if (!read_into("/proc/vmstat", r->vmstat1, sizeof r->vmstat1)) {
@@ -330,6 +365,24 @@ int64_t to_ns(const struct timespec& ts) {
 
 // ---------------------------------------------------------------------------
 // The parent side.
+
+int fadvise_flag(Fadvise a) {
+  switch (a) {
+    case Fadvise::kNormal:
+      return POSIX_FADV_NORMAL;
+    case Fadvise::kRandom:
+      return POSIX_FADV_RANDOM;
+    case Fadvise::kSequential:
+      return POSIX_FADV_SEQUENTIAL;
+    case Fadvise::kWillneed:
+      return POSIX_FADV_WILLNEED;
+    case Fadvise::kDontneed:
+      return POSIX_FADV_DONTNEED;
+    case Fadvise::kNoreuse:
+      return POSIX_FADV_NOREUSE;
+  }
+  return POSIX_FADV_NORMAL;
+}
 
 int madvise_flag(Advice a) {
   switch (a) {
@@ -477,6 +530,7 @@ class Session {
   std::string memcg_stat_path_;
   std::vector<char> write_buf_;
   std::vector<char> warm_buf_;
+  std::vector<char> read_buf_;
   std::unique_ptr<ChildReport> report_;
   pid_t child_ = -1;
   bool noted_drop_caches_ = false;
@@ -541,6 +595,7 @@ Status Session::setup() {
 
   write_buf_.assign(req_.write_chunk_bytes, static_cast<char>(0x5a));
   if (req_.cache == CacheState::kWarmRead) warm_buf_.assign(req_.warm_chunk_bytes, 0);
+  if (req_.method == Method::kRead) read_buf_.assign(req_.read_bytes, 0);
   report_ = std::make_unique<ChildReport>();
   FAULTLINE_RETURN_IF_ERROR(create_file());
   FAULTLINE_RETURN_IF_INTERRUPTED("writing the test file");
@@ -717,6 +772,9 @@ Status Session::run_child(int k, Counters* counters) {
   plan.write = req_.write;
   plan.map_shared = req_.map_shared;
   plan.advice = madvise_flag(req_.advice);
+  plan.fadvice = fadvise_flag(req_.fadvise);
+  plan.read_buf = read_buf_.empty() ? nullptr : read_buf_.data();
+  plan.read_size = read_buf_.size();
   plan.cache = req_.cache;
   plan.write_buf = write_buf_.data();
   plan.write_chunk = write_buf_.size();

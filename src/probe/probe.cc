@@ -40,6 +40,26 @@ const char* to_string(Advice advice) {
   return "unknown";
 }
 
+const char* to_string(Fadvise advice) {
+  switch (advice) {
+    case Fadvise::kNormal:
+      return "normal";
+    case Fadvise::kRandom:
+      return "random";
+    case Fadvise::kSequential:
+      return "sequential";
+    case Fadvise::kWillneed:
+      return "willneed";
+    case Fadvise::kDontneed:
+      return "dontneed";
+    case Fadvise::kNoreuse:
+      return "noreuse";
+  }
+  return "unknown";
+}
+
+const char* to_string(Method method) { return method == Method::kRead ? "read" : "mmap"; }
+
 const char* to_string(CacheState cache) {
   switch (cache) {
     case CacheState::kCold:
@@ -64,6 +84,12 @@ Status check_request(const Request& req) {
   }
   if (req.write_chunk_bytes == 0) {
     return Status::InvalidArgument("probe request: write_chunk_bytes must be > 0");
+  }
+  if (req.method == Method::kRead && req.read_bytes == 0) {
+    return Status::InvalidArgument("probe request: read_bytes must be > 0");
+  }
+  if (req.method == Method::kRead && req.write) {
+    return Status::InvalidArgument("probe request: the read(2) method only reads");
   }
   if (req.warm_chunk_bytes == 0) {
     return Status::InvalidArgument("probe request: warm_chunk_bytes must be > 0");

@@ -23,6 +23,12 @@ namespace faultline::probe {
 
 enum class FsType : uint8_t { kExt4, kXfs, kTmpfs };
 enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed };
+// posix_fadvise() over the whole file, on the file the mapping and the
+// read(2) loop use (kNormal: no call; a fresh open file is already NORMAL).
+enum class Fadvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kNoreuse };
+// How the loop touches a page: a one-byte load or store through the
+// mapping, or a pread(2) of read_bytes at the page's offset.
+enum class Method : uint8_t { kMmap, kRead };
 // kCold: no page of the file cached when the access loop starts.
 // kWarmRead: the file was read once with read(2) in warm_chunk_bytes calls
 //   (folios come from on-demand readahead).
@@ -32,6 +38,8 @@ enum class CacheState : uint8_t { kCold, kWarmRead, kWarmWrite };
 
 const char* to_string(FsType);
 const char* to_string(Advice);
+const char* to_string(Fadvise);
+const char* to_string(Method);
 const char* to_string(CacheState);
 
 struct Request {
@@ -42,7 +50,10 @@ struct Request {
   uint64_t memory_limit_bytes = 0;  // 0: no cgroup limit
   bool map_shared = true;           // MAP_SHARED, else MAP_PRIVATE
   Advice advice = Advice::kNormal;  // madvise() over the whole mapping
-  bool write = false;               // store one byte per access instead of loading it
+  Fadvise fadvise = Fadvise::kNormal;
+  Method method = Method::kMmap;
+  uint32_t read_bytes = 4096;  // pread(2) size per access (Method::kRead)
+  bool write = false;          // store one byte per access instead of loading it
   CacheState cache = CacheState::kCold;
   uint32_t write_chunk_bytes = 1 << 20;  // write(2) size when creating the file
   uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass
