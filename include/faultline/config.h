@@ -50,15 +50,18 @@ struct MappingConfig {
 };
 
 struct AccessConfig {
-  std::string pattern = "random";  // random | sequential | stride
+  std::string pattern = "random";  // random | sequential | stride | trace
   double fraction = 0.01;          // accesses = fraction x pages of the mapping
-  uint64_t count = 0;              // accesses; overrides fraction when > 0
+  uint64_t count = 0;              // accesses; overrides fraction when > 0 (trace: truncates)
   uint64_t stride = 1;             // pages between accesses (stride pattern)
   uint64_t start = 0;              // first page (sequential and stride)
   uint64_t seed = 1;
   std::string op = "read";      // read | write
   double span = 1.0;            // the pattern covers the first span x pages of the mapping
   uint64_t dontneed_every = 0;  // MADV_DONTNEED the whole mapping after every N accesses
+  // A recorded trace (pattern trace; formats in src/workload/trace.h).
+  std::string trace;                   // path; relative paths are from the current directory
+  std::string trace_format = "pages";  // pages | offsets | csv
   // Concurrent workloads (docs/concurrency.md); "stream" replays the pattern above.
   std::string workload = "stream";   // stream | pft | lat_pagefault
   uint32_t threads = 1;              // tasks faulting at once, one per CPU

@@ -55,5 +55,15 @@ fi
 check "keys" 0 "" "$bin" keys
 grep -q "kernel.mmap_miss_p1" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: keys lacks kernel.mmap_miss_p1"; }
 
+# A malformed access trace: exit status 2, FILE:LINE named, no output file.
+printf '0,4096\n# c\n8192,x\n' >"$tmp/bad.trace"
+trace=(--set access.pattern=trace --set access.trace="$tmp/bad.trace" --set access.trace_format=offsets)
+check "malformed trace" 2 "bad.trace:3:" "$bin" run "${small[@]}" "${trace[@]}" -o "$tmp/trace.json"
+if [ -e "$tmp/trace.json" ]; then
+  fail=$((fail + 1)); echo "FAIL: an output file was left after a malformed trace"
+else
+  pass=$((pass + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

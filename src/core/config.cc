@@ -192,12 +192,27 @@ const std::vector<KeyDef>& key_table() {
        FL_BYTES(mapping.length), FL_GET(std::to_string(c.mapping.length))},
       {"mapping.align_offset", "int", "pages past a 2 MiB boundary at which the VMA starts",
        FL_U64(mapping.align_offset), FL_GET(std::to_string(c.mapping.align_offset))},
-      {"access.pattern", "random|sequential|stride", "order of the pages touched",
-       FL_CHOICE(access.pattern, "random", "sequential", "stride"), FL_GET(c.access.pattern)},
+      {"access.pattern", "random|sequential|stride|trace",
+       "order of the pages touched (trace: replay access.trace)",
+       FL_CHOICE(access.pattern, "random", "sequential", "stride", "trace"),
+       FL_GET(c.access.pattern)},
       {"access.fraction", "number", "accesses as a fraction of the mapping's pages",
        FL_DOUBLE(access.fraction), FL_GET(fmt_double(c.access.fraction))},
-      {"access.count", "int", "number of accesses (overrides fraction when > 0)",
+      {"access.count", "int",
+       "number of accesses (overrides fraction when > 0; trace: replay at most this many)",
        FL_U64(access.count), FL_GET(std::to_string(c.access.count))},
+      {"access.trace", "path",
+       "trace file replayed by access.pattern=trace (relative: to the current directory)",
+       [](Config& c, const std::string& k, const std::string& v) -> Status {
+         (void)k;
+         c.access.trace = v;
+         return Status::Ok();
+       },
+       FL_GET(c.access.trace)},
+      {"access.trace_format", "pages|offsets|csv",
+       "pages: a page index per line; offsets: OFFSET[,LENGTH] bytes per line; csv: columns "
+       "offset and length or size",
+       FL_CHOICE(access.trace_format, "pages", "offsets", "csv"), FL_GET(c.access.trace_format)},
       {"access.stride", "int", "pages between consecutive accesses (stride pattern)",
        FL_U64(access.stride), FL_GET(std::to_string(c.access.stride))},
       {"access.start", "int", "first page touched (sequential and stride)", FL_U64(access.start),
@@ -332,7 +347,13 @@ Status validate(const Config& c) {
   }
   if (c.mapping.align_offset >= 512) return err("mapping.align_offset: must be below 512");
   const uint64_t map_pages = (map_len + 4095) / 4096;
-  if (c.access.count == 0 && !(c.access.fraction > 0 && c.access.fraction <= 1)) {
+  const bool trace = c.access.pattern == "trace";
+  // Like access.stride for the other patterns, access.trace is ignored unless
+  // the pattern is trace (a case may switch a trace scenario to random).
+  if (trace && c.access.trace.empty()) {
+    return err("access.trace: access.pattern=trace needs a trace file");
+  }
+  if (!trace && c.access.count == 0 && !(c.access.fraction > 0 && c.access.fraction <= 1)) {
     return err("access.fraction: must be in (0, 1] (or set access.count)");
   }
   if (!(c.access.span > 0 && c.access.span <= 1)) return err("access.span: must be in (0, 1]");

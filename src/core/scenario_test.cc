@@ -4,11 +4,16 @@
 #include "faultline/scenario.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "faultline/config.h"
+#include "workload/generator.h"
 
 #ifndef FAULTLINE_SOURCE_DIR
 #error "FAULTLINE_SOURCE_DIR must point at the source tree"
@@ -280,6 +285,43 @@ TEST(ConfigValidate, FractionOutOfRangeIsRejected) {
   EXPECT_EQ(validate_error({"access.fraction=1"}), "");
   // access.count overrides the fraction.
   EXPECT_EQ(validate_error({"access.fraction=0", "access.count=10"}), "");
+}
+
+TEST(ConfigValidate, TraceNeedsAFile) {
+  EXPECT_TRUE(Contains(validate_error({"access.pattern=trace"}), "access.trace"));
+  EXPECT_EQ(validate_error({"access.pattern=trace", "access.trace=t.trace"}), "");
+  // A trace has its own length: access.fraction does not apply to it.
+  EXPECT_EQ(validate_error({"access.pattern=trace", "access.trace=t.trace", "access.fraction=0"}),
+            "");
+  // Like access.stride, access.trace only matters to its pattern.
+  EXPECT_EQ(validate_error({"access.pattern=random", "access.trace=t.trace"}), "");
+  EXPECT_TRUE(Contains(validate_error({"access.trace_format=blkparse"}), "access.trace_format"));
+}
+
+// compare and probe replay workload::generate_all(make_access_spec(cfg)) on
+// the host: for a trace, exactly the file's pages, cut at access.count.
+TEST(AccessSpec, CarriesTheTraceToTheProbe) {
+  const std::string path =
+      ::testing::TempDir() + "faultline-spec-" + std::to_string(::getpid()) + ".csv";
+  std::ofstream(path) << "ts,offset,length\n1,8192,8192\n2,0,1\n";
+  Config cfg;
+  ASSERT_TRUE(
+      apply_assignments(cfg, {"file.size=1MiB", "access.pattern=trace", "access.trace=" + path,
+                              "access.trace_format=csv", "access.span=0.5", "access.fraction=0.5"})
+          .ok());
+  ASSERT_EQ(validate(cfg).message(), "");
+  const workload::AccessSpec spec = engine::make_access_spec(cfg);
+  EXPECT_EQ(spec.trace, path);
+  EXPECT_EQ(spec.trace_format, "csv");
+  EXPECT_EQ(spec.pages, 256u);  // the whole mapping, whatever access.span says
+  auto pages = workload::generate_all(spec);
+  ASSERT_TRUE(pages.ok()) << pages.status().message();
+  EXPECT_EQ(*pages, (std::vector<uint64_t>{2, 3, 0}));
+  ASSERT_TRUE(set_key(cfg, "access.count", "2").ok());
+  pages = workload::generate_all(engine::make_access_spec(cfg));
+  ASSERT_TRUE(pages.ok()) << pages.status().message();
+  EXPECT_EQ(*pages, (std::vector<uint64_t>{2, 3}));
+  std::remove(path.c_str());
 }
 
 TEST(ConfigValidate, MappingMustStayInsideTheFile) {

@@ -96,9 +96,10 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
       }
     }
     done += n;
-    if (progress) progress(done, spec.count);
+    if (progress) progress(done, (*gen)->total());
   }
   k.set_tracer(nullptr);
+  FAULTLINE_RETURN_IF_ERROR((*gen)->status());
 
   RunResult r;
   r.config = effective_keys(cfg);
@@ -154,6 +155,15 @@ workload::AccessSpec make_access_spec(const Config& cfg) {
   workload::AccessSpec spec;
   spec.pattern = cfg.access.pattern;
   const uint64_t pages = mapping_pages(cfg);
+  if (cfg.access.pattern == "trace") {
+    // A trace addresses the whole mapping and has its own length; a count
+    // replays only its first count accesses (span and fraction do not apply).
+    spec.pages = pages;
+    spec.count = cfg.access.count;
+    spec.trace = cfg.access.trace;
+    spec.trace_format = cfg.access.trace_format;
+    return spec;
+  }
   // The pattern covers the first access.span of the mapping; the number of
   // accesses is a fraction of the whole mapping.
   spec.pages =

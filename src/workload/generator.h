@@ -19,10 +19,12 @@ namespace faultline::workload {
 struct AccessSpec {
   std::string pattern = "random";
   uint64_t pages = 0;   // pages of the mapping (> 0)
-  uint64_t count = 0;   // accesses
+  uint64_t count = 0;   // accesses (trace: at most this many; 0: the whole trace)
   uint64_t stride = 1;  // pages (stride)
   uint64_t start = 0;   // first page (sequential, stride)
   uint64_t seed = 1;
+  std::string trace;                   // trace: path of the file (trace.h)
+  std::string trace_format = "pages";  // trace: pages | offsets | csv
 };
 
 class Generator {
@@ -30,9 +32,14 @@ class Generator {
   virtual ~Generator() = default;
   // Fills out with the next pages; returns how many (0 at the end).
   virtual size_t next(std::span<uint64_t> out) = 0;
+  // Accesses the whole stream has (what next() hands out before it ends).
   virtual uint64_t total() const = 0;
+  // Why the stream ended before total(): a trace file that changed while it
+  // was replayed. Ok for every generator that cannot fail after creation.
+  virtual Status status() const { return Status::Ok(); }
 };
 
+// Errors name the key or, for a trace, the file and line.
 Result<std::unique_ptr<Generator>> make_generator(const AccessSpec& spec);
 // The whole stream in memory (the probe hands it to its child process).
 Result<std::vector<uint64_t>> generate_all(const AccessSpec& spec);

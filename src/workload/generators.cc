@@ -45,14 +45,14 @@ class StrideGenerator final : public Generator {
   uint64_t done_ = 0;
 };
 
-std::unique_ptr<Generator> make_random(const AccessSpec& s) {
-  return std::make_unique<RandomGenerator>(s);
+Result<std::unique_ptr<Generator>> make_random(const AccessSpec& s) {
+  return std::unique_ptr<Generator>(std::make_unique<RandomGenerator>(s));
 }
-std::unique_ptr<Generator> make_sequential(const AccessSpec& s) {
-  return std::make_unique<StrideGenerator>(s, 1);
+Result<std::unique_ptr<Generator>> make_sequential(const AccessSpec& s) {
+  return std::unique_ptr<Generator>(std::make_unique<StrideGenerator>(s, 1));
 }
-std::unique_ptr<Generator> make_stride(const AccessSpec& s) {
-  return std::make_unique<StrideGenerator>(s, s.stride);
+Result<std::unique_ptr<Generator>> make_stride(const AccessSpec& s) {
+  return std::unique_ptr<Generator>(std::make_unique<StrideGenerator>(s, s.stride));
 }
 
 }  // namespace faultline::workload
