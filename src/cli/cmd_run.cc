@@ -32,16 +32,7 @@ void do_run(const RunArgs& a) {
   if (!sc.ok()) return fail(sc.status());
   auto plan = plan_runs(*sc, a.sets);
   if (!plan.ok()) return fail(plan.status());
-  if (!a.only.empty()) {
-    std::vector<PlannedRun> kept;
-    for (auto& r : *plan) {
-      if (r.case_name + "/" + r.variant == a.only || r.case_name == a.only || r.variant == a.only) {
-        kept.push_back(std::move(r));
-      }
-    }
-    if (kept.empty()) return fail(Status::InvalidArgument("--only: no run named '" + a.only + "'"));
-    *plan = std::move(kept);
-  }
+  if (Status st = keep_only(a.only, &*plan); !st.ok()) return fail(st);
   if (!a.trace_dir.empty()) {
     ::mkdir(a.trace_dir.c_str(), 0755);
     struct stat st {};
@@ -77,6 +68,19 @@ void fail(const Status& st) {
   std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
   g_exit_code =
       st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound ? 2 : 1;
+}
+
+Status keep_only(const std::string& only, std::vector<PlannedRun>* plan) {
+  if (only.empty()) return Status::Ok();
+  std::vector<PlannedRun> kept;
+  for (auto& r : *plan) {
+    if (r.case_name + "/" + r.variant == only || r.case_name == only || r.variant == only) {
+      kept.push_back(std::move(r));
+    }
+  }
+  if (kept.empty()) return Status::InvalidArgument("--only: no run named '" + only + "'");
+  *plan = std::move(kept);
+  return Status::Ok();
 }
 
 Status write_output(const std::string& path, const std::string& text) {

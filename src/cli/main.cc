@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", faultline::cli::kVersion);
   faultline::cli::add_run_command(app);
+  faultline::cli::add_sweep_command(app);
   faultline::cli::add_keys_command(app);
   faultline::cli::add_probe_commands(app);
   try {

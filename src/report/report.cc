@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/report_internal.h"
+
 namespace faultline::report {
 namespace {
 
@@ -57,7 +59,8 @@ void matrix(std::string& out, const std::string& title, const std::vector<RunRes
 }
 
 std::string gib_time(const RunResult& r) {
-  return fmt::format("{:.3f} GiB/{:.3f}s", r.get("pgpgin") / (1024.0 * 1024.0), r.get("elapsed_s"));
+  return format_counter("pgpgin", r.get("pgpgin")) + "/" +
+         format_counter("elapsed_s", r.get("elapsed_s"));
 }
 std::string faults(const RunResult& r) {
   return fmt::format("{}/{}", format_number(r.get("majflt")), format_number(r.get("minflt")));
@@ -86,6 +89,23 @@ std::string format_number(double v) {
     return fmt::format("{}", static_cast<long long>(v));
   }
   return fmt::format("{:.6g}", v);
+}
+
+std::string counter_unit(const std::string& counter) {
+  if (counter == "pgpgin" || counter == "pgpgout") return "GiB";
+  if (counter == "elapsed_s") return "s";
+  return "";
+}
+
+double counter_in_unit(const std::string& counter, double value) {
+  return counter_unit(counter) == "GiB" ? value / (1024.0 * 1024.0) : value;
+}
+
+std::string format_counter(const std::string& counter, double value) {
+  const std::string unit = counter_unit(counter);
+  if (unit == "GiB") return fmt::format("{:.3f} GiB", counter_in_unit(counter, value));
+  if (unit == "s") return fmt::format("{:.3f}s", value);
+  return format_number(value);
 }
 
 std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
@@ -127,6 +147,43 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
   return out;
 }
 
+nlohmann::ordered_json run_json(const RunResult& r) {
+  nlohmann::ordered_json o;
+  o["case"] = r.case_name;
+  o["variant"] = r.variant;
+  nlohmann::ordered_json cfg;
+  for (const auto& [k, v] : r.config) cfg[k] = v;
+  o["config"] = cfg;
+  nlohmann::ordered_json ctr;
+  for (const Counter& c : r.counters) {
+    if (std::isfinite(c.value) && std::fabs(c.value) < 9e15 && c.value == std::floor(c.value)) {
+      ctr[c.name] = static_cast<long long>(c.value);
+    } else {
+      ctr[c.name] = c.value;
+    }
+  }
+  o["counters"] = ctr;
+  return o;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::vector<std::string> counter_names(const std::vector<RunResult>& runs) {
+  std::vector<std::string> counters;
+  for (const RunResult& r : runs) {
+    for (const Counter& c : r.counters) {
+      if (std::find(counters.begin(), counters.end(), c.name) == counters.end())
+        counters.push_back(c.name);
+    }
+  }
+  return counters;
+}
+
 std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
   nlohmann::ordered_json j;
   j["faultline"] = {{"version", meta.version}};
@@ -134,21 +191,7 @@ std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
       {"name", meta.scenario}, {"description", meta.description}, {"source", meta.source}};
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const RunResult& r : runs) {
-    nlohmann::ordered_json o;
-    o["case"] = r.case_name;
-    o["variant"] = r.variant;
-    nlohmann::ordered_json cfg;
-    for (const auto& [k, v] : r.config) cfg[k] = v;
-    o["config"] = cfg;
-    nlohmann::ordered_json ctr;
-    for (const Counter& c : r.counters) {
-      if (std::isfinite(c.value) && std::fabs(c.value) < 9e15 && c.value == std::floor(c.value)) {
-        ctr[c.name] = static_cast<long long>(c.value);
-      } else {
-        ctr[c.name] = c.value;
-      }
-    }
-    o["counters"] = ctr;
+    nlohmann::ordered_json o = run_json(r);
     // The command line that reruns exactly this row.
     std::string cmd = "faultline run";
     if (meta.source != "<built-in>" && !meta.source.empty()) cmd += " " + meta.source;
@@ -163,26 +206,14 @@ std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
 std::string format_csv(const std::vector<RunResult>& runs) {
   std::string out;
   if (runs.empty()) return out;
-  auto esc = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string o = "\"";
-    for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return o + "\"";
-  };
-  std::vector<std::string> counters;
-  for (const RunResult& r : runs) {
-    for (const Counter& c : r.counters) {
-      if (std::find(counters.begin(), counters.end(), c.name) == counters.end())
-        counters.push_back(c.name);
-    }
-  }
+  const std::vector<std::string> counters = counter_names(runs);
   out += "case,variant";
   for (const auto& [k, v] : runs.front().config) out += "," + k;
   for (const auto& c : counters) out += "," + c;
   out += "\n";
   for (const RunResult& r : runs) {
-    out += esc(r.case_name) + "," + esc(r.variant);
-    for (const auto& [k, v] : r.config) out += "," + esc(v);
+    out += csv_escape(r.case_name) + "," + csv_escape(r.variant);
+    for (const auto& [k, v] : r.config) out += "," + csv_escape(v);
     for (const auto& c : counters) out += "," + format_number(r.get(c, NAN));
     out += "\n";
   }

@@ -28,4 +28,12 @@ std::string format_csv(const std::vector<RunResult>& runs);
 // point, others with up to 6 significant digits.
 std::string format_number(double v);
 
+// The unit a counter is shown in to people: "GiB" for pgpgin and pgpgout
+// (counted in KiB), "s" for elapsed_s, "" for the rest (shown as counted).
+std::string counter_unit(const std::string& counter);
+// The value of a counter in counter_unit(counter).
+double counter_in_unit(const std::string& counter, double value);
+// How the tables print a counter: "225.244 GiB", "153.110s", "1021".
+std::string format_counter(const std::string& counter, double value);
+
 }  // namespace faultline::report
