@@ -39,6 +39,9 @@ struct FileConfig {
   uint64_t warm_chunk = 1ULL << 20;   // read(2) size of the warm-read pass
   std::string large_folios = "auto";  // auto | on | off (auto: per file system and profile)
   uint32_t tmpfs_huge_order = 0;      // tmpfs huge=: 0 = never
+  // posix_fadvise() over the whole file before the accesses:
+  // normal | random | sequential | willneed | dontneed | noreuse
+  std::string fadvise = "normal";
 };
 
 struct MappingConfig {
@@ -57,6 +60,8 @@ struct AccessConfig {
   uint64_t start = 0;              // first page (sequential and stride)
   uint64_t seed = 1;
   std::string op = "read";      // read | write
+  std::string method = "mmap";  // mmap: a load or store through the mapping; read: pread(2)
+  uint64_t read_size = 4096;    // bytes per pread(2) (method = read)
   double span = 1.0;            // the pattern covers the first span x pages of the mapping
   uint64_t dontneed_every = 0;  // MADV_DONTNEED the whole mapping after every N accesses
   // A recorded trace (pattern trace; formats in src/workload/trace.h).

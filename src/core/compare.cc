@@ -69,6 +69,20 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
     return unsupported("mapping.madvise=" + m);
   }
   r.write = cfg.access.op == "write";
+  static constexpr std::pair<const char*, probe::Fadvise> kFadvise[] = {
+      {"normal", probe::Fadvise::kNormal},         {"random", probe::Fadvise::kRandom},
+      {"sequential", probe::Fadvise::kSequential}, {"willneed", probe::Fadvise::kWillneed},
+      {"dontneed", probe::Fadvise::kDontneed},     {"noreuse", probe::Fadvise::kNoreuse}};
+  bool known = false;
+  for (const auto& [name, f] : kFadvise) {
+    if (cfg.file.fadvise == name) {
+      r.fadvise = f;
+      known = true;
+    }
+  }
+  if (!known) return unsupported("file.fadvise=" + cfg.file.fadvise);
+  r.method = cfg.access.method == "read" ? probe::Method::kRead : probe::Method::kMmap;
+  r.read_bytes = static_cast<uint32_t>(cfg.access.read_size);
   r.cache = cfg.file.cache == "warm-read"    ? probe::CacheState::kWarmRead
             : cfg.file.cache == "warm-write" ? probe::CacheState::kWarmWrite
                                              : probe::CacheState::kCold;

@@ -182,6 +182,10 @@ const std::vector<KeyDef>& key_table() {
        FL_U32(file.tmpfs_huge_order), FL_GET(std::to_string(c.file.tmpfs_huge_order))},
       {"mapping.shared", "bool", "MAP_SHARED (true) or MAP_PRIVATE (false)",
        FL_BOOL(mapping.shared), FL_GET(fmt_bool(c.mapping.shared))},
+      {"file.fadvise", "normal|random|sequential|willneed|dontneed|noreuse",
+       "posix_fadvise() on the whole file before the accesses (the file the mapping uses)",
+       FL_CHOICE(file.fadvise, "normal", "random", "sequential", "willneed", "dontneed", "noreuse"),
+       FL_GET(c.file.fadvise)},
       {"mapping.madvise", "normal|random|sequential|willneed|hugepage",
        "madvise() applied to the whole mapping before the accesses",
        FL_CHOICE(mapping.madvise, "normal", "random", "sequential", "willneed", "hugepage"),
@@ -226,6 +230,11 @@ const std::vector<KeyDef>& key_table() {
        FL_U64(access.dontneed_every), FL_GET(std::to_string(c.access.dontneed_every))},
       {"access.op", "read|write", "one-byte load or store per access",
        FL_CHOICE(access.op, "read", "write"), FL_GET(c.access.op)},
+      {"access.method", "mmap|read",
+       "how an access reaches the page: through the mapping, or by pread(2) of access.read_size",
+       FL_CHOICE(access.method, "mmap", "read"), FL_GET(c.access.method)},
+      {"access.read_size", "size", "bytes per pread(2) when access.method = read",
+       FL_BYTES(access.read_size), FL_GET(std::to_string(c.access.read_size))},
       {"kernel.profile", "6.18|7.1|7.4|6.15|6.9", "kernel release whose behaviour is modelled",
        [](Config& c, const std::string& k, const std::string& v) -> Status {
          mm::KernelProfile p;
@@ -374,6 +383,17 @@ Status validate(const Config& c) {
     return err("machine.memory_limit: must exceed machine.cgroup_overhead");
   }
   if (c.access.threads < 1 || c.access.threads > 64) return err("access.threads: 1 to 64");
+  if (c.access.method == "read") {
+    if (c.access.op != "read") return err("access.method: read(2) accesses need access.op=read");
+    if (c.access.workload != "stream") {
+      return err("access.method: read(2) accesses need access.workload=stream");
+    }
+    if (c.access.dontneed_every) {
+      return err("access.method: access.dontneed_every needs accesses through the mapping");
+    }
+  }
+  if (c.access.read_size == 0) return err("access.read_size: must be greater than zero");
+  if (c.access.read_size > (uint64_t{1} << 30)) return err("access.read_size: at most 1 GiB");
   if (c.access.workload != "stream") {
     if (c.access.region < 4096 * uint64_t{c.access.threads}) {
       return err("access.region: at least one page per thread");

@@ -58,8 +58,11 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
     }
     mm::filemap_fsync(k, *as);
   } else if (cfg.file.cache == "warm-read") {
+    // Through an open file of its own, as the probe does: the accesses then
+    // start from a fresh file_ra_state, as another process's would.
+    mm::File* warm = k.open(as);
     for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.warm_chunk) {
-      mm::filemap_read(k, *file, pos, cfg.file.warm_chunk);
+      mm::filemap_read(k, *warm, pos, cfg.file.warm_chunk);
     }
   }
 
@@ -77,6 +80,11 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   mm::Madvise advice;
   mm::parse_madvise(cfg.mapping.madvise, &advice);
   mm::do_madvise(k, *vma, 0, map_pages, advice);
+  if (cfg.file.fadvise != "normal") {
+    mm::Fadvise fadvice;
+    mm::parse_fadvise(cfg.file.fadvise, &fadvice);
+    mm::do_fadvise(k, *file, 0, as->nr_pages(), fadvice);
+  }
 
   const workload::AccessSpec spec = make_access_spec(cfg);
   auto gen = workload::make_generator(spec);
@@ -84,12 +92,18 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
 
   k.set_tracer(tracer);
   const bool write = cfg.access.op == "write";
+  const bool read_method = cfg.access.method == "read";
+  const uint64_t read_size = cfg.access.read_size;
   std::array<uint64_t, 4096> buf;
   uint64_t done = 0;
   const uint64_t dontneed_every = cfg.access.dontneed_every;
   while (const size_t n = (*gen)->next(buf)) {
     for (size_t i = 0; i < n; ++i) {
       k.set_access_seq(done + i);
+      if (read_method) {
+        mm::filemap_read(k, *file, (vma->vm_pgoff + buf[i]) << mm::kPageShift, read_size);
+        continue;
+      }
       mm::handle_access(k, *vma, buf[i], write);
       if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
         mm::do_madvise(k, *vma, 0, map_pages, mm::Madvise::kDontneed);
