@@ -55,6 +55,10 @@ fi
 check "keys" 0 "" "$bin" keys
 grep -q "kernel.mmap_miss_p1" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: keys lacks kernel.mmap_miss_p1"; }
 
+# read(2) accesses are loads only; a hint the model lacks is named.
+check "read method with writes" 2 "access.method" "$bin" run "${small[@]}" --set access.method=read --set access.op=write
+check "unknown fadvise" 2 "file.fadvise" "$bin" run "${small[@]}" --set file.fadvise=often
+
 # A malformed access trace: exit status 2, FILE:LINE named, no output file.
 printf '0,4096\n# c\n8192,x\n' >"$tmp/bad.trace"
 trace=(--set access.pattern=trace --set access.trace="$tmp/bad.trace" --set access.trace_format=offsets)

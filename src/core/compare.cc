@@ -74,8 +74,8 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
       {"sequential", probe::Fadvise::kSequential}, {"willneed", probe::Fadvise::kWillneed},
       {"dontneed", probe::Fadvise::kDontneed},     {"noreuse", probe::Fadvise::kNoreuse}};
   bool known = false;
-  for (const auto& [name, f] : kFadvise) {
-    if (cfg.file.fadvise == name) {
+  for (const auto& [fname, f] : kFadvise) {
+    if (cfg.file.fadvise == fname) {
       r.fadvise = f;
       known = true;
     }

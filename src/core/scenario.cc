@@ -216,7 +216,30 @@ Result<Scenario> load_scenario(const std::string& path) {
   if (!in) return Status::NotFound(path + ": cannot open scenario file");
   std::ostringstream os;
   os << in.rdbuf();
-  return parse_scenario(os.str(), path);
+  auto sc = parse_scenario(os.str(), path);
+  if (!sc.ok()) return sc;
+  // A trace named in a scenario file is relative to that file, so the two
+  // travel together; a --set path stays relative to the current directory.
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos) {
+    const std::string dir = path.substr(0, slash + 1);
+    auto resolve = [&](std::string& p) {
+      if (!p.empty() && p.front() != '/') p = dir + p;
+    };
+    resolve(sc->base.access.trace);
+    static constexpr std::string_view kKey = "access.trace=";
+    for (auto* list : {&sc->cases, &sc->variants}) {
+      for (NamedOverrides& o : *list) {
+        for (std::string& a : o.set) {
+          if (a.compare(0, kKey.size(), kKey) != 0) continue;
+          std::string value = a.substr(kKey.size());
+          resolve(value);
+          a = std::string(kKey) + value;
+        }
+      }
+    }
+  }
+  return sc;
 }
 
 Scenario default_scenario() {
