@@ -27,12 +27,10 @@ struct RunArgs {
 };
 
 void do_run(const RunArgs& a) {
-  Result<Scenario> sc =
-      a.scenario.empty() ? Result<Scenario>(default_scenario()) : load_scenario(a.scenario);
-  if (!sc.ok()) return fail(sc.status());
-  auto plan = plan_runs(*sc, a.sets);
-  if (!plan.ok()) return fail(plan.status());
-  if (Status st = keep_only(a.only, &*plan); !st.ok()) return fail(st);
+  auto planned = plan_scenario(a.scenario, a.sets, a.only);
+  if (!planned.ok()) return fail(planned.status());
+  const Scenario* sc = &planned->scenario;
+  std::vector<PlannedRun>* plan = &planned->runs;
   if (!a.trace_dir.empty()) {
     ::mkdir(a.trace_dir.c_str(), 0755);
     struct stat st {};
@@ -68,6 +66,16 @@ void fail(const Status& st) {
   std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
   g_exit_code =
       st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound ? 2 : 1;
+}
+
+Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,
+                                      const std::string& only) {
+  Result<Scenario> sc = path.empty() ? Result<Scenario>(default_scenario()) : load_scenario(path);
+  if (!sc.ok()) return sc.status();
+  auto plan = plan_runs(*sc, sets);
+  if (!plan.ok()) return plan.status();
+  FAULTLINE_RETURN_IF_ERROR(keep_only(only, &*plan));
+  return PlannedScenario{std::move(*sc), std::move(*plan)};
 }
 
 Status keep_only(const std::string& only, std::vector<PlannedRun>* plan) {

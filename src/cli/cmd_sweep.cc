@@ -70,12 +70,10 @@ void do_sweep(const SweepArgs& a) {
   if (Status st = check_writable_dir("-o", a.output); !st.ok()) return fail(st);
   if (Status st = check_writable_dir("--plot", a.plot); !st.ok()) return fail(st);
 
-  Result<Scenario> sc =
-      a.scenario.empty() ? Result<Scenario>(default_scenario()) : load_scenario(a.scenario);
-  if (!sc.ok()) return fail(sc.status());
-  auto plan = plan_runs(*sc, a.sets);
-  if (!plan.ok()) return fail(plan.status());
-  if (Status st = keep_only(a.only, &*plan); !st.ok()) return fail(st);
+  auto planned = plan_scenario(a.scenario, a.sets, a.only);
+  if (!planned.ok()) return fail(planned.status());
+  const Scenario* sc = &planned->scenario;
+  std::vector<PlannedRun>* plan = &planned->runs;
   sweep.points = sweep_points(sweep.axes);
   auto expanded = expand_sweep(*plan, sweep.axes, sweep.points);
   if (!expanded.ok()) return fail(expanded.status());

@@ -24,6 +24,15 @@ void set_exit_code(int rc);
 void fail(const Status& st);
 // Keeps the runs --only names: CASE/VARIANT, CASE or VARIANT; an error when none is.
 Status keep_only(const std::string& only, std::vector<PlannedRun>* plan);
+
+// A scenario (a file, or the built-in default when `path` is empty) and its
+// planned runs after --set and --only.
+struct PlannedScenario {
+  Scenario scenario;
+  std::vector<PlannedRun> runs;
+};
+Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,
+                                      const std::string& only);
 // Writes text to path atomically (temporary file + rename), or to stdout.
 Status write_output(const std::string& path, const std::string& text);
 
