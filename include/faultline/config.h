@@ -65,7 +65,7 @@ struct AccessConfig {
   double span = 1.0;            // the pattern covers the first span x pages of the mapping
   uint64_t dontneed_every = 0;  // MADV_DONTNEED the whole mapping after every N accesses
   // A recorded trace (pattern trace; formats in src/workload/trace.h).
-  std::string trace;                   // path; relative: to the scenario file (--set: to the current directory)
+  std::string trace;  // path; relative: to the scenario file (--set: to the current directory)
   std::string trace_format = "pages";  // pages | offsets | csv
   // Concurrent workloads (docs/concurrency.md); "stream" replays the pattern above.
   std::string workload = "stream";   // stream | pft | lat_pagefault
