@@ -276,7 +276,7 @@ vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
       k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
       k.vmstat().inc(VmEvent::read_bios);
       k.vmstat().inc(VmEvent::single_folio_reads);
-      k.submit_read(1, /*sync=*/true);
+      k.submit_read(as.ino(), index, 1, /*sync=*/true);
       as.set(index, kPgUptodate);
     }
   }
@@ -331,7 +331,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
       filemap_add_folio(k, as, index, 0, 0);
       k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
       k.vmstat().inc(VmEvent::read_bios);
-      k.submit_read(1, /*sync=*/true);
+      k.submit_read(as.ino(), index, 1, /*sync=*/true);
       n = filemap_get_read_batch(as, index, last_index - 1, heads);
       if (n == 0) return;  // evicted at once: the capacity is below one folio
     }
@@ -360,6 +360,8 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const uint64_t batch_end =
         std::min<uint64_t>((heads[n - 1] + as.folio_nr_pages(heads[n - 1])) << kPageShift, isize);
     const uint64_t copied = std::min<uint64_t>(count, batch_end - pos);
+    // The copy waits for folios whose read is still in flight.
+    k.wait_on_read(as.ino(), index, ((pos + copied + kPageSize - 1) >> kPageShift) - index);
     pos += copied;
     count -= copied;
     last_pos = static_cast<int64_t>(pos);

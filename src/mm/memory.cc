@@ -330,6 +330,9 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
     if (ok) {
       pte = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
       if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
+      // The load waits for a readahead folio whose read is in flight (the
+      // fault slept on its lock; fault-around mapped it early).
+      if (vma.vm_file) k.wait_on_read(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage);
       k.cpu_work(k.cpu().access_ns);
       return;
     }

@@ -51,17 +51,31 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   return raw;
 }
 
-void Kernel::submit_read(uint64_t nr_pages, bool sync) {
+void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync) {
   // The device serves batches in order; a synchronous reader waits for its
   // own batch (and whatever was queued before it).
   const double transfer_ns =
       static_cast<double>(nr_pages * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e9;
   const double start = std::max(now_ns_, dev_free_at_ns_);
   dev_free_at_ns_ = start + transfer_ns;
+  const double done = dev_free_at_ns_ + bdi_.latency_ns;
   if (sync) {
-    const double done = dev_free_at_ns_ + bdi_.latency_ns;
     vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(done - now_ns_));
     now_ns_ = done;
+  } else {
+    inflight_.push_back({ino, index, index + nr_pages, done});
+  }
+}
+
+void Kernel::wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr) {
+  while (!inflight_.empty() && inflight_.front().done_ns <= now_ns_) inflight_.pop_front();
+  double until = now_ns_;
+  for (const InflightRead& r : inflight_) {
+    if (r.ino == ino && r.start < index + nr && index < r.end) until = std::max(until, r.done_ns);
+  }
+  if (until > now_ns_) {
+    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(until - now_ns_));
+    now_ns_ = until;
   }
 }
 

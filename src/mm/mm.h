@@ -168,8 +168,18 @@ class Kernel {
   // Estimated time: the CPU timeline and the device queue.
   double now_ns() const { return now_ns_; }
   void cpu_work(double ns) { now_ns_ += ns; }
-  // Submits a read of nr_pages; sync: the caller waits for it.
-  void submit_read(uint64_t nr_pages, bool sync);
+  // Submits a read of pages [index, index + nr_pages) of inode ino to the
+  // device queue; sync: the caller waits for it. An asynchronous read is
+  // remembered until the device has served it: the page cache holds its
+  // folios at once (the counters do not wait), but the first access to one
+  // of them waits for the read (folio_wait_locked), in time only.
+  void submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync);
+  // An access to pages [index, index + nr) of inode ino: waits for any
+  // asynchronous read of them still in flight.
+  void wait_on_read(uint32_t ino, pgoff_t index, uint64_t nr = 1) {
+    if (!inflight_.empty()) [[unlikely]]
+      wait_on_read_slow(ino, index, nr);
+  }
 
   void set_tracer(Tracer* t) { tracer_ = t; }
   bool tracing() const { return tracer_ != nullptr; }
@@ -195,6 +205,15 @@ class Kernel {
   uint64_t nr_charged_ = 0;
   double now_ns_ = 0;
   double dev_free_at_ns_ = 0;
+  // Asynchronous reads the device has not finished, in submission order
+  // (the device serves them in order, so their completion times rise).
+  struct InflightRead {
+    uint32_t ino;
+    pgoff_t start, end;
+    double done_ns;
+  };
+  std::deque<InflightRead> inflight_;
+  void wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr);
   Tracer* tracer_ = nullptr;
   uint64_t access_seq_ = 0;
   std::vector<std::unique_ptr<AddressSpace>> spaces_;

@@ -29,7 +29,7 @@ void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   }
   k.vmstat().inc(VmEvent::pgpgin, b.nr_pages * (kPageSize / 1024));
   k.vmstat().inc(VmEvent::read_bios);
-  k.submit_read(b.nr_pages, rac.sync);
+  k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync);
   b.nr_pages = 0;
 }
 

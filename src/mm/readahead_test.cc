@@ -376,5 +376,25 @@ TEST(Fadvise, DontneedDropsUnmappedFoliosInTheRange) {
   EXPECT_TRUE(m.cached(48));
 }
 
+// The elapsed-time estimate: readahead keeps the pages ahead of a
+// sequential reader in the cache at once, but the reader cannot copy them
+// before the device has read them, so a cold sequential read takes at least
+// the file's size over the device's bandwidth. A second pass over the cached
+// file waits for nothing.
+TEST(ElapsedTime, SequentialReadWaitsForTheDevice) {
+  Model m(reader(32));
+  const uint64_t pages = m.as().nr_pages();
+  for (pgoff_t p = 0; p < pages; p += 16) m.read_pages(p, 16);
+  const double transfer_ns =
+      static_cast<double>(pages * kPageSize) / m.k().bdi().bandwidth_bytes_per_s * 1e9;
+  EXPECT_GE(m.k().now_ns(), transfer_ns);
+  EXPECT_GE(static_cast<double>(m.count(VmEvent::io_wait_ns)), 0.9 * transfer_ns);
+  const uint64_t waited = m.count(VmEvent::io_wait_ns);
+  File* again = m.k().open(&m.as());
+  for (pgoff_t p = 0; p < pages; p += 16)
+    filemap_read(m.k(), *again, p * kPageSize, 16 * kPageSize);
+  EXPECT_EQ(m.count(VmEvent::io_wait_ns), waited);
+}
+
 }  // namespace
 }  // namespace faultline::mmtest
