@@ -65,6 +65,8 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
     r.advice = probe::Advice::kSequential;
   } else if (m == "willneed") {
     r.advice = probe::Advice::kWillneed;
+  } else if (m == "hugepage") {
+    r.advice = probe::Advice::kHugepage;
   } else {
     return unsupported("mapping.madvise=" + m);
   }

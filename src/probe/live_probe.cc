@@ -394,6 +394,8 @@ int madvise_flag(Advice a) {
       return MADV_SEQUENTIAL;
     case Advice::kWillneed:
       return MADV_WILLNEED;
+    case Advice::kHugepage:
+      return MADV_HUGEPAGE;
   }
   return MADV_NORMAL;
 }

@@ -36,6 +36,8 @@ const char* to_string(Advice advice) {
       return "sequential";
     case Advice::kWillneed:
       return "willneed";
+    case Advice::kHugepage:
+      return "hugepage";
   }
   return "unknown";
 }

@@ -22,7 +22,7 @@
 namespace faultline::probe {
 
 enum class FsType : uint8_t { kExt4, kXfs, kTmpfs };
-enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed };
+enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed, kHugepage };
 // posix_fadvise() over the whole file, on the file the mapping and the
 // read(2) loop use (kNormal: no call; a fresh open file is already NORMAL).
 enum class Fadvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kNoreuse };

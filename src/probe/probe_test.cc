@@ -162,6 +162,7 @@ TEST(Names, ToString) {
   EXPECT_STREQ(to_string(Advice::kRandom), "random");
   EXPECT_STREQ(to_string(Advice::kSequential), "sequential");
   EXPECT_STREQ(to_string(Advice::kWillneed), "willneed");
+  EXPECT_STREQ(to_string(Advice::kHugepage), "hugepage");
   EXPECT_STREQ(to_string(CacheState::kCold), "cold");
   EXPECT_STREQ(to_string(CacheState::kWarmRead), "warm-read");
   EXPECT_STREQ(to_string(CacheState::kWarmWrite), "warm-write");
