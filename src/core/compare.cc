@@ -1,6 +1,7 @@
 #include "faultline/compare.h"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -289,6 +290,13 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     // readahead (io_pages).
     const Spread msk = spread_of(pr.kernel.runs, "device.max_sectors_kb");
     if (msk.median >= 4) p.cfg.device.max_sectors_kb = static_cast<uint32_t>(msk.median);
+    // Concurrent workloads with more tasks than this machine has CPUs: the
+    // model's time estimate shares the same number of CPUs.
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (p.cfg.access.workload != "stream" && p.cfg.machine.cpus == 0 && online > 0 &&
+        static_cast<unsigned long>(online) < p.cfg.access.threads) {
+      p.cfg.machine.cpus = static_cast<uint32_t>(online);
+    }
     model_plan.push_back(std::move(p));
   }
   SimOptions sim;

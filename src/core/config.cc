@@ -290,7 +290,9 @@ const std::vector<KeyDef>& key_table() {
        FL_GET(fmt_bool(p.debug_vm))},
       {"kernel.madvise_vma_lock", "bool", "MADV_DONTNEED under the per-VMA lock (6.16+)",
        FL_BOOL(kernel.madvise_vma_lock), FL_GET(fmt_bool(p.madvise_vma_lock))},
-      {"machine.cpus", "int", "online CPUs, for percpu_counter_batch (0: access.threads)",
+      {"machine.cpus", "int",
+       "online CPUs: percpu_counter_batch, and the CPUs the tasks share in the time "
+       "estimate (0: one per task)",
        FL_U32(machine.cpus), FL_GET(std::to_string(c.machine.cpus))},
       {"access.workload", "stream|pft|lat_pagefault",
        "stream: replay access.pattern; pft: threads write-fault slices of one anonymous "

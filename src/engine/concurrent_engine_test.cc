@@ -143,6 +143,21 @@ TEST(ConcurrentEngine, MmapLockPathBouncesTheRwsem) {
   EXPECT_GT(r.get("model.coherence.mm.mmap_lock.misses_per_fault"), 1.9);
 }
 
+// Four processes on two CPUs (machine.cpus) take turns: the estimate is
+// that of two at a time, twice one task's rate, not four times.
+TEST(ConcurrentEngine, MoreTasksThanCpusShareThem) {
+  Config one = pft(1, 4 << 20, 2);
+  one.access.tasks = "processes";
+  Config four = pft(4, 16 << 20, 2);
+  four.access.tasks = "processes";
+  const double rate1 = run(one).get("model.est_faults_per_s");
+  const double rate4 = run(four).get("model.est_faults_per_s");
+  four.machine.cpus = 2;
+  const double rate4on2 = run(four).get("model.est_faults_per_s");
+  EXPECT_NEAR(rate4 / rate1, 4.0, 0.2);
+  EXPECT_NEAR(rate4on2 / rate1, 2.0, 0.1);
+}
+
 // Seed 3: lat_pagefault, one task, 2048 pages (4 PTE tables) per pass: 128
 // faults of 16 pages. Unbatched: one add_mm_counter per folio; batched: one
 // per call; the zap adds one per PTE table either way.
