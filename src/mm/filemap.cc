@@ -312,6 +312,7 @@ size_t filemap_get_read_batch(const AddressSpace& as, pgoff_t index, pgoff_t las
 
 void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
   AddressSpace& as = *file.mapping;
+  k.cpu_work(k.cpu().read_call_ns);
   FileRaState& ra = file.f_ra;
   const uint64_t isize = as.i_size();
   int64_t last_pos = ra.prev_pos;
@@ -362,6 +363,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const uint64_t copied = std::min<uint64_t>(count, batch_end - pos);
     // The copy waits for folios whose read is still in flight.
     k.wait_on_read(as.ino(), index, ((pos + copied + kPageSize - 1) >> kPageShift) - index);
+    k.cpu_work(k.cpu().copy_page_ns * static_cast<double>(copied) / kPageSize);
     pos += copied;
     count -= copied;
     last_pos = static_cast<int64_t>(pos);

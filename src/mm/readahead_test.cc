@@ -396,5 +396,19 @@ TEST(ElapsedTime, SequentialReadWaitsForTheDevice) {
   EXPECT_EQ(m.count(VmEvent::io_wait_ns), waited);
 }
 
+// A read(2) from the page cache costs its call and its copy: 64 KiB calls
+// over a cached 64 MiB file.
+TEST(ElapsedTime, CachedReadCostsTheCallAndTheCopy) {
+  Model m(reader(32));
+  const uint64_t pages = m.as().nr_pages();
+  m.cache(0, pages - 1);
+  const double t0 = m.k().now_ns();
+  for (pgoff_t p = 0; p < pages; p += 16) m.read_pages(p, 16);
+  const CpuCosts& c = m.k().cpu();
+  const double calls = static_cast<double>(pages / 16);
+  EXPECT_NEAR(m.k().now_ns() - t0,
+              calls * c.read_call_ns + static_cast<double>(pages) * c.copy_page_ns, 1.0);
+}
+
 }  // namespace
 }  // namespace faultline::mmtest
