@@ -437,19 +437,46 @@ int64_t resident_pages(int fd, uint64_t file_bytes, size_t page_size, std::strin
   return n;
 }
 
-HostInfo read_host_info(std::vector<std::string>* notes) {
+// fault_around_bytes lives in debugfs. If no debugfs is mounted, root mounts
+// one for the read inside this process's run directory, and unmounts it at
+// once; a run killed in between leaves it where cleanup_stale() looks.
+faultline::Result<std::string> read_fault_around_bytes(const std::string& workspace_root) {
+  auto fab = sys::read_file("/sys/kernel/debug/fault_around_bytes");
+  if (fab.ok()) return fab;
+  const std::string mounted = sys::find_mount_of_type("debugfs");
+  if (!mounted.empty()) return sys::read_file(mounted + "/fault_around_bytes");
+  if (::geteuid() != 0)
+    return Status::Permission("debugfs not mounted, and mounting it needs root");
+  const ws::RunPaths paths = ws::run_paths(ws::canonical_root(workspace_root), ::getpid());
+  const std::string dir = paths.dir + "/debugfs";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError(fmt::format("create {}: {}", dir, ec.message()));
+  if (::mount("debugfs", dir.c_str(), "debugfs", 0, nullptr) != 0) {
+    const int err = errno;
+    std::filesystem::remove_all(paths.dir, ec);
+    return Status::IoError(fmt::format("mount debugfs at {}: {}", dir, sys::errno_text(err)));
+  }
+  fab = sys::read_file(dir + "/fault_around_bytes");
+  bool lazy = false;
+  Status st = sys::unmount(dir, 2000, &lazy);
+  if (st.ok()) std::filesystem::remove_all(paths.dir, ec);
+  return fab;
+}
+
+HostInfo read_host_info(const std::string& workspace_root, std::vector<std::string>* notes) {
   HostInfo h;
   struct utsname u {};
   if (::uname(&u) == 0) h.kernel_release = u.release;
   const long ps = ::sysconf(_SC_PAGESIZE);
   h.page_size = ps > 0 ? static_cast<uint64_t>(ps) : 4096;
-  auto fab = sys::read_file("/sys/kernel/debug/fault_around_bytes");
+  auto fab = read_fault_around_bytes(workspace_root);
   if (fab.ok()) {
     h.fault_around_bytes = std::strtoll(fab->c_str(), nullptr, 10);
   } else {
-    notes->push_back(
-        "fault_around_bytes unreadable (debugfs not mounted?): reported as -1; the "
-        "kernel default is 65536");
+    notes->push_back(fmt::format(
+        "fault_around_bytes unreadable ({}): reported as -1; the kernel default is 65536",
+        fab.status().message()));
   }
   auto lru = sys::read_file("/sys/kernel/mm/lru_gen/enabled");
   h.lru_gen = lru.ok() ? sys::trim(*lru) : "absent";
@@ -961,7 +988,7 @@ Status LiveProbe::run(const Request& req, Result* out, const ProgressFn& progres
 
   Status st = cleanup_stale(req.workspace_root);
   if (!st.ok()) out->notes.push_back("stale runs not fully cleaned: " + st.message());
-  out->host = read_host_info(&out->notes);
+  out->host = read_host_info(req.workspace_root, &out->notes);
 
   Session session(req, out);
   st = session.setup();
