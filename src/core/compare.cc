@@ -16,6 +16,7 @@
 #include "probe/pft.h"
 #include "probe/probe.h"
 #include "workload/generator.h"
+#include "workload/trace.h"
 
 namespace faultline {
 namespace {
@@ -85,7 +86,6 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   }
   if (!known) return unsupported("file.fadvise=" + cfg.file.fadvise);
   r.method = cfg.access.method == "read" ? probe::Method::kRead : probe::Method::kMmap;
-  r.read_bytes = static_cast<uint32_t>(cfg.access.read_size);
   r.cache = cfg.file.cache == "warm-read"    ? probe::CacheState::kWarmRead
             : cfg.file.cache == "warm-write" ? probe::CacheState::kWarmWrite
                                              : probe::CacheState::kCold;
@@ -94,6 +94,20 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   auto pages = workload::generate_all(engine::make_access_spec(cfg));
   if (!pages.ok()) return pages.status();
   r.pages = std::move(*pages);
+  if (r.method == probe::Method::kRead) {
+    // One pread per access: a traced access keeps its length, a generated
+    // one (or a page index) reads access.read_size.
+    const workload::AccessSpec spec = engine::make_access_spec(cfg);
+    if (spec.pattern == "trace") {
+      auto ranges = workload::read_trace_ranges(spec);
+      if (!ranges.ok()) return ranges.status();
+      for (const workload::ByteRange& br : *ranges) {
+        r.reads.push_back({br.offset, br.length ? br.length : cfg.access.read_size});
+      }
+    } else {
+      for (uint64_t page : r.pages) r.reads.push_back({page * 4096, cfg.access.read_size});
+    }
+  }
   r.repetitions = repetitions;
   r.trace_events = opts.trace_events;
   r.workspace_root = opts.workspace_root;

@@ -14,6 +14,7 @@
 #include "mm/memory.h"
 #include "mm/shmem.h"
 #include "workload/generator.h"
+#include "workload/trace.h"
 
 namespace faultline::engine {
 namespace {
@@ -24,6 +25,61 @@ unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {
   if (cfg.file.large_folios == "on") return mm::kMaxPagecacheOrder;
   if (cfg.file.fs == "xfs") return mm::kMaxPagecacheOrder;
   return prof.ext4_large_folios ? mm::kMaxPagecacheOrder : 0;
+}
+
+// What a replay works on.
+struct Stream {
+  mm::Kernel& k;
+  mm::Vma& vma;
+  mm::File& file;
+  const Config& cfg;
+  uint64_t map_pages;
+  const RunProgress& progress;
+};
+
+// The generated (or traced) pages, each touched through the mapping, or
+// read with one pread of access.read_size (access.method=read).
+Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
+  auto gen = workload::make_generator(spec);
+  if (!gen.ok()) return gen.status();
+  const bool write = s.cfg.access.op == "write";
+  const bool read_method = s.cfg.access.method == "read";
+  const uint64_t read_size = s.cfg.access.read_size;
+  const uint64_t dontneed_every = s.cfg.access.dontneed_every;
+  std::array<uint64_t, 4096> buf;
+  uint64_t done = 0;
+  while (const size_t n = (*gen)->next(buf)) {
+    for (size_t i = 0; i < n; ++i) {
+      s.k.set_access_seq(done + i);
+      if (read_method) {
+        mm::filemap_read(s.k, s.file, (s.vma.vm_pgoff + buf[i]) << mm::kPageShift, read_size);
+        continue;
+      }
+      mm::handle_access(s.k, s.vma, buf[i], write);
+      if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
+        mm::do_madvise(s.k, s.vma, 0, s.map_pages, mm::Madvise::kDontneed);
+      }
+    }
+    done += n;
+    if (s.progress) s.progress(done, (*gen)->total());
+  }
+  return (*gen)->status();
+}
+
+// A trace replayed by read(2): each access is one pread of its own length
+// (a page index: access.read_size).
+Status replay_traced_reads(Stream& s, const workload::AccessSpec& spec) {
+  auto ranges = workload::read_trace_ranges(spec);
+  if (!ranges.ok()) return ranges.status();
+  const uint64_t base = s.vma.vm_pgoff << mm::kPageShift;
+  const uint64_t n = ranges->size();
+  for (uint64_t i = 0; i < n; ++i) {
+    const workload::ByteRange& r = (*ranges)[i];
+    s.k.set_access_seq(i);
+    mm::filemap_read(s.k, s.file, base + r.offset, r.length ? r.length : s.cfg.access.read_size);
+    if (s.progress && ((i + 1) % 4096 == 0 || i + 1 == n)) s.progress(i + 1, n);
+  }
+  return Status::Ok();
 }
 
 class SerialEngine final : public Engine {
@@ -87,33 +143,13 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   }
 
   const workload::AccessSpec spec = make_access_spec(cfg);
-  auto gen = workload::make_generator(spec);
-  if (!gen.ok()) return gen.status();
-
+  Stream st{k, *vma, *file, cfg, map_pages, progress};
   k.set_tracer(tracer);
-  const bool write = cfg.access.op == "write";
-  const bool read_method = cfg.access.method == "read";
-  const uint64_t read_size = cfg.access.read_size;
-  std::array<uint64_t, 4096> buf;
-  uint64_t done = 0;
-  const uint64_t dontneed_every = cfg.access.dontneed_every;
-  while (const size_t n = (*gen)->next(buf)) {
-    for (size_t i = 0; i < n; ++i) {
-      k.set_access_seq(done + i);
-      if (read_method) {
-        mm::filemap_read(k, *file, (vma->vm_pgoff + buf[i]) << mm::kPageShift, read_size);
-        continue;
-      }
-      mm::handle_access(k, *vma, buf[i], write);
-      if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
-        mm::do_madvise(k, *vma, 0, map_pages, mm::Madvise::kDontneed);
-      }
-    }
-    done += n;
-    if (progress) progress(done, (*gen)->total());
-  }
+  const Status replayed = cfg.access.method == "read" && spec.pattern == "trace"
+                              ? replay_traced_reads(st, spec)
+                              : replay_stream(st, spec);
   k.set_tracer(nullptr);
-  FAULTLINE_RETURN_IF_ERROR((*gen)->status());
+  FAULTLINE_RETURN_IF_ERROR(replayed);
 
   RunResult r;
   r.config = effective_keys(cfg);

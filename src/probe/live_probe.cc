@@ -85,7 +85,9 @@ struct ChildPlan {
   bool map_shared = true;
   int advice = MADV_NORMAL;
   int fadvice = POSIX_FADV_NORMAL;
-  char* read_buf = nullptr;  // non-null: the loop preads read_size bytes per access
+  const ReadRange* reads = nullptr;  // non-null: the loop preads these instead
+  size_t n_reads = 0;
+  char* read_buf = nullptr;  // as large as the largest read
   size_t read_size = 0;
   CacheState cache = CacheState::kCold;
   char* write_buf = nullptr;  // write_chunk bytes, pattern-filled
@@ -200,14 +202,13 @@ __attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
   return sink;
 }
 
-// The read(2) loop: one pread of `size` bytes at each page's offset.
-// Returns false (errno set) if a read fails.
-bool read_pages(int fd, const uint64_t* pages, size_t n, size_t page_size, char* buf, size_t size,
-                uint64_t* sink) {
+// The read(2) loop: one pread per range. Returns false (errno set) if a read
+// fails.
+bool read_ranges(int fd, const ReadRange* reads, size_t n, char* buf, uint64_t* sink) {
   for (size_t i = 0; i < n; ++i) {
     ssize_t got;
     do {
-      got = ::pread(fd, buf, size, static_cast<off_t>(pages[i] * page_size));
+      got = ::pread(fd, buf, reads[i].length, static_cast<off_t>(reads[i].offset));
     } while (got < 0 && errno == EINTR);
     if (got < 0) return false;
     *sink += static_cast<unsigned char>(buf[0]);
@@ -335,7 +336,7 @@ int64_t to_ns(const struct timespec& ts) {
   bool read_ok = true;
   if (p.read_buf != nullptr) {
     r->sink = 0;
-    read_ok = read_pages(fd, p.pages, p.n_pages, p.page_size, p.read_buf, p.read_size, &r->sink);
+    read_ok = read_ranges(fd, p.reads, p.n_reads, p.read_buf, &r->sink);
   } else {
     r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
   }
@@ -624,7 +625,11 @@ Status Session::setup() {
 
   write_buf_.assign(req_.write_chunk_bytes, static_cast<char>(0x5a));
   if (req_.cache == CacheState::kWarmRead) warm_buf_.assign(req_.warm_chunk_bytes, 0);
-  if (req_.method == Method::kRead) read_buf_.assign(req_.read_bytes, 0);
+  if (req_.method == Method::kRead) {
+    uint64_t largest = 0;
+    for (const ReadRange& r : req_.reads) largest = std::max(largest, r.length);
+    read_buf_.assign(largest, 0);
+  }
   report_ = std::make_unique<ChildReport>();
   FAULTLINE_RETURN_IF_ERROR(create_file());
   FAULTLINE_RETURN_IF_INTERRUPTED("writing the test file");
@@ -802,6 +807,8 @@ Status Session::run_child(int k, Counters* counters) {
   plan.map_shared = req_.map_shared;
   plan.advice = madvise_flag(req_.advice);
   plan.fadvice = fadvise_flag(req_.fadvise);
+  plan.reads = req_.reads.data();
+  plan.n_reads = req_.reads.size();
   plan.read_buf = read_buf_.empty() ? nullptr : read_buf_.data();
   plan.read_size = read_buf_.size();
   plan.cache = req_.cache;

@@ -87,8 +87,14 @@ Status check_request(const Request& req) {
   if (req.write_chunk_bytes == 0) {
     return Status::InvalidArgument("probe request: write_chunk_bytes must be > 0");
   }
-  if (req.method == Method::kRead && req.read_bytes == 0) {
-    return Status::InvalidArgument("probe request: read_bytes must be > 0");
+  if (req.method == Method::kRead) {
+    if (req.reads.empty()) return Status::InvalidArgument("probe request: reads is empty");
+    for (const ReadRange& r : req.reads) {
+      if (r.length == 0 || r.length > (uint64_t{1} << 30)) {
+        return Status::InvalidArgument("probe request: a read of " + std::to_string(r.length) +
+                                       " bytes (1 byte to 1 GiB)");
+      }
+    }
   }
   if (req.method == Method::kRead && req.write) {
     return Status::InvalidArgument("probe request: the read(2) method only reads");

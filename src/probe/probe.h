@@ -26,9 +26,15 @@ enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed, kHugepag
 // posix_fadvise() over the whole file, on the file the mapping and the
 // read(2) loop use (kNormal: no call; a fresh open file is already NORMAL).
 enum class Fadvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kNoreuse };
-// How the loop touches a page: a one-byte load or store through the
-// mapping, or a pread(2) of read_bytes at the page's offset.
+// How the loop makes its accesses: a one-byte load or store through the
+// mapping at each of `pages`, or one pread(2) per entry of `reads`.
 enum class Method : uint8_t { kMmap, kRead };
+
+// One pread(2): bytes at a file offset.
+struct ReadRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
 // kCold: no page of the file cached when the access loop starts.
 // kWarmRead: the file was read once with read(2) in warm_chunk_bytes calls
 //   (folios come from on-demand readahead).
@@ -52,8 +58,8 @@ struct Request {
   Advice advice = Advice::kNormal;  // madvise() over the whole mapping
   Fadvise fadvise = Fadvise::kNormal;
   Method method = Method::kMmap;
-  uint32_t read_bytes = 4096;  // pread(2) size per access (Method::kRead)
-  bool write = false;          // store one byte per access instead of loading it
+  std::vector<ReadRange> reads;  // Method::kRead: the preads, in order
+  bool write = false;            // store one byte per access instead of loading it
   CacheState cache = CacheState::kCold;
   uint32_t write_chunk_bytes = 1 << 20;  // write(2) size when creating the file
   uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass

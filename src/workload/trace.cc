@@ -17,10 +17,13 @@ constexpr unsigned kPageShift = 12;
 
 enum class Format { kPages, kOffsets, kCsv };
 
-// One access of the trace: the pages [first, last] of the mapping it touches.
+// One access of the trace: the pages [first, last] of the mapping it touches,
+// and its bytes (length 0: a page index, no length given).
 struct Extent {
   uint64_t first = 0;
   uint64_t last = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
 };
 
 std::string_view trim(std::string_view s) {
@@ -138,6 +141,8 @@ class TraceReader {
     }
     e->first = off >> kPageShift;
     e->last = (off + len - 1) >> kPageShift;
+    e->offset = off;
+    e->length = len;
     return Status::Ok();
   }
 
@@ -160,6 +165,8 @@ class TraceReader {
                      std::to_string(pages_) + " pages)");
       }
       e->first = e->last = page;
+      e->offset = page << kPageShift;
+      e->length = 0;
       return Status::Ok();
     }
     // offsets: OFFSET[,LENGTH] or OFFSET LENGTH.
@@ -287,6 +294,22 @@ class TraceGenerator final : public Generator {
 };
 
 }  // namespace
+
+Result<std::vector<ByteRange>> read_trace_ranges(const AccessSpec& s) {
+  if (s.trace.empty()) {
+    return Status::InvalidArgument("access.trace: access.pattern=trace needs a trace file");
+  }
+  TraceReader reader;
+  FAULTLINE_RETURN_IF_ERROR(reader.open(s));
+  std::vector<ByteRange> out;
+  Extent e;
+  while ((s.count == 0 || out.size() < s.count) && reader.next(&e)) {
+    out.push_back({e.offset, e.length});
+  }
+  if (!reader.status().ok()) return reader.status();
+  if (out.empty()) return Status::InvalidArgument(s.trace + ": the trace has no accesses");
+  return out;
+}
 
 Result<std::unique_ptr<Generator>> make_trace(const AccessSpec& s) {
   if (s.trace.empty()) {

@@ -20,9 +20,12 @@
 // every line that will be replayed and counts the pages (total(), so the
 // progress line ends at 100 %); the replay reads it again in batches.
 // access.count > 0 replays only the first count pages and reads no further.
+// For access.method=read, read_trace_ranges() gives the accesses whole: one
+// pread each, of its own length.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "workload/generator.h"
 
@@ -31,5 +34,16 @@ namespace faultline::workload {
 // The trace generator (registry.cc). Errors: NotFound for a file that cannot
 // be opened; InvalidArgument "FILE:LINE: ..." for a line it cannot replay.
 Result<std::unique_ptr<Generator>> make_trace(const AccessSpec& s);
+
+// One access of a trace in bytes from the start of the mapping; length 0
+// when the trace gives a page index only.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+// The trace's accesses as byte ranges, in order, for replay by read(2): each
+// is one pread of its length. access.count > 0 keeps the first count of
+// them. The same errors as make_trace.
+Result<std::vector<ByteRange>> read_trace_ranges(const AccessSpec& s);
 
 }  // namespace faultline::workload

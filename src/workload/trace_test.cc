@@ -83,6 +83,27 @@ TEST_F(Trace, OffsetsExpandToEveryPageTheyTouch) {
   EXPECT_EQ(all(spec(path, "offsets")), (std::vector<uint64_t>{0, 0, 1, 1, 2, 3, 5, 10}));
 }
 
+// For replay by read(2): each access as its bytes, a page index without a
+// length; count keeps the first accesses, not pages.
+TEST_F(Trace, RangesKeepEachAccessWhole) {
+  const auto offsets = write("o.trace", "4095,2\n8000 8192\n40960\n");
+  auto r = read_trace_ranges(spec(offsets, "offsets"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].offset, 4095u);
+  EXPECT_EQ((*r)[0].length, 2u);
+  EXPECT_EQ((*r)[1].offset, 8000u);
+  EXPECT_EQ((*r)[1].length, 8192u);
+  EXPECT_EQ((*r)[2].length, 1u);
+  EXPECT_EQ(read_trace_ranges(spec(offsets, "offsets", 64, 2))->size(), 2u);
+  const auto pages = write("p.trace", "7\n");
+  auto p = read_trace_ranges(spec(pages, "pages"));
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[0].offset, 7u * 4096);
+  EXPECT_EQ((*p)[0].length, 0u);
+  EXPECT_FALSE(read_trace_ranges(spec(write("e.trace", "# none\n"), "offsets")).ok());
+}
+
 TEST_F(Trace, CsvPicksColumnsByHeaderName) {
   const auto path = write("c.csv",
                           "timestamp,op,Size,\"offset\",pid\n"
