@@ -39,6 +39,21 @@ double absolute_floor(const std::string& counter) {
   return 0;
 }
 
+// The value of a probe enum, from its first to `last`, whose to_string() is
+// `name`: the configuration's words for madvise and fadvise hints are the
+// probe's.
+template <typename E>
+bool probe_value(const std::string& name, E last, E* out) {
+  for (int i = 0; i <= static_cast<int>(last); ++i) {
+    const auto e = static_cast<E>(i);
+    if (name == probe::to_string(e)) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<probe::Request> make_request(const Config& cfg, const std::string& name,
                                     const CompareOptions& opts, int repetitions) {
   auto unsupported = [](const std::string& what) {
@@ -58,46 +73,26 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   r.read_ahead_kb = cfg.device.read_ahead_kb;
   r.memory_limit_bytes = cfg.machine.memory_limit;
   r.map_shared = cfg.mapping.shared;
-  const std::string& m = cfg.mapping.madvise;
-  if (m == "normal") {
-    r.advice = probe::Advice::kNormal;
-  } else if (m == "random") {
-    r.advice = probe::Advice::kRandom;
-  } else if (m == "sequential") {
-    r.advice = probe::Advice::kSequential;
-  } else if (m == "willneed") {
-    r.advice = probe::Advice::kWillneed;
-  } else if (m == "hugepage") {
-    r.advice = probe::Advice::kHugepage;
-  } else {
-    return unsupported("mapping.madvise=" + m);
+  if (!probe_value(cfg.mapping.madvise, probe::Advice::kHugepage, &r.advice)) {
+    return unsupported("mapping.madvise=" + cfg.mapping.madvise);
   }
   r.write = cfg.access.op == "write";
-  static constexpr std::pair<const char*, probe::Fadvise> kFadvise[] = {
-      {"normal", probe::Fadvise::kNormal},         {"random", probe::Fadvise::kRandom},
-      {"sequential", probe::Fadvise::kSequential}, {"willneed", probe::Fadvise::kWillneed},
-      {"dontneed", probe::Fadvise::kDontneed},     {"noreuse", probe::Fadvise::kNoreuse}};
-  bool known = false;
-  for (const auto& [fname, f] : kFadvise) {
-    if (cfg.file.fadvise == fname) {
-      r.fadvise = f;
-      known = true;
-    }
+  if (!probe_value(cfg.file.fadvise, probe::Fadvise::kNoreuse, &r.fadvise)) {
+    return unsupported("file.fadvise=" + cfg.file.fadvise);
   }
-  if (!known) return unsupported("file.fadvise=" + cfg.file.fadvise);
   r.method = cfg.access.method == "read" ? probe::Method::kRead : probe::Method::kMmap;
   r.cache = cfg.file.cache == "warm-read"    ? probe::CacheState::kWarmRead
             : cfg.file.cache == "warm-write" ? probe::CacheState::kWarmWrite
                                              : probe::CacheState::kCold;
   r.write_chunk_bytes = static_cast<uint32_t>(cfg.file.write_chunk);
   r.warm_chunk_bytes = static_cast<uint32_t>(cfg.file.warm_chunk);
-  auto pages = workload::generate_all(engine::make_access_spec(cfg));
+  const workload::AccessSpec spec = engine::make_access_spec(cfg);
+  auto pages = workload::generate_all(spec);
   if (!pages.ok()) return pages.status();
   r.pages = std::move(*pages);
   if (r.method == probe::Method::kRead) {
     // One pread per access: a traced access keeps its length, a generated
     // one (or a page index) reads access.read_size.
-    const workload::AccessSpec spec = engine::make_access_spec(cfg);
     if (spec.pattern == "trace") {
       auto ranges = workload::read_trace_ranges(spec);
       if (!ranges.ok()) return ranges.status();

@@ -206,7 +206,8 @@ const std::vector<KeyDef>& key_table() {
        "number of accesses (overrides fraction when > 0; trace: replay at most this many)",
        FL_U64(access.count), FL_GET(std::to_string(c.access.count))},
       {"access.trace", "path",
-       "trace file replayed by access.pattern=trace (relative: to the current directory)",
+       "trace file replayed by access.pattern=trace (relative: to the scenario file; from --set, "
+       "to the current directory)",
        [](Config& c, const std::string& k, const std::string& v) -> Status {
          (void)k;
          c.access.trace = v;
