@@ -127,13 +127,8 @@ Status remove_cgroup(const std::string& root, const std::string& dir) {
     // Tasks still inside (a child being killed, a stale run's orphan) go to
     // the root so the directory can go.
     if (auto procs = sys::read_file(dir + "/cgroup.procs"); procs.ok()) {
-      size_t pos = 0;
-      const std::string& text = *procs;
-      while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos) end = text.size();
-        std::string pid = sys::trim(std::string_view(text).substr(pos, end - pos));
-        pos = end + 1;
+      for (std::string_view line : sys::split_lines(*procs)) {
+        const std::string pid = sys::trim(line);
         if (!pid.empty()) (void)sys::write_file(root + "/cgroup.procs", pid);
       }
     }

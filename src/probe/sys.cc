@@ -50,16 +50,23 @@ bool is_under(const std::string& path, const std::string& dir) {
 
 }  // namespace
 
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return lines;
+}
+
 std::vector<MountEntry> read_mounts() {
   std::vector<MountEntry> mounts;
   auto text = read_file("/proc/self/mounts");
   if (!text.ok()) return mounts;
-  size_t pos = 0;
-  while (pos < text->size()) {
-    size_t end = text->find('\n', pos);
-    if (end == std::string::npos) end = text->size();
-    std::string_view line(text->data() + pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : split_lines(*text)) {
     std::vector<std::string_view> fields;
     size_t f = 0;
     while (f < line.size() && fields.size() < 4) {
@@ -306,12 +313,7 @@ bool pid_alive(pid_t pid) {
 
 std::map<std::string, int64_t> parse_key_values(std::string_view text) {
   std::map<std::string, int64_t> kv;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : split_lines(text)) {
     size_t sp = line.find(' ');
     if (sp == std::string_view::npos || sp == 0) continue;
     std::string value(line.substr(sp + 1));
@@ -325,12 +327,7 @@ std::map<std::string, int64_t> parse_key_values(std::string_view text) {
 }
 
 int64_t status_field(std::string_view text, std::string_view key) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : split_lines(text)) {
     if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
       std::string value(line.substr(key.size() + 1));
       char* endp = nullptr;

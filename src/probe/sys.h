@@ -62,6 +62,8 @@ faultline::Result<std::string> run_checked(const std::vector<std::string>& argv,
 // True when pid names a process that is neither gone nor a zombie.
 bool pid_alive(pid_t pid);
 
+// The lines of a kernel file, without their '\n' (views into text).
+std::vector<std::string_view> split_lines(std::string_view text);
 // "key value" lines (/proc/vmstat, memory.stat) into a map; other lines are skipped.
 std::map<std::string, int64_t> parse_key_values(std::string_view text);
 
