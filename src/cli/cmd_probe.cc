@@ -126,7 +126,7 @@ void do_compare(const ProbeArgs& a) {
   if (Status st = write_output(a.output, text); !st.ok()) return fail(st);
   if (a.strict &&
       std::any_of(all.begin(), all.end(), [](const CompareCase& c) { return !c.pass; })) {
-    set_exit_code(3);
+    set_exit_code(kExitOutOfTolerance);
   }
 }
 

@@ -62,10 +62,27 @@ void do_run(const RunArgs& a) {
 int exit_code() { return g_exit_code; }
 void set_exit_code(int rc) { g_exit_code = rc; }
 
+int exit_status(const Status& st) {
+  switch (st.code()) {
+    case Status::Code::kOk:
+      return kExitOk;
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kNotFound:
+      return kExitBadInput;
+    case Status::Code::kPermission:
+    case Status::Code::kUnavailable:
+      return kExitEnvironment;
+    case Status::Code::kIoError:
+      return kExitSystem;
+    case Status::Code::kInterrupted:
+      return kExitInterrupted;
+  }
+  return kExitInternal;
+}
+
 void fail(const Status& st) {
   std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
-  g_exit_code =
-      st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kNotFound ? 2 : 1;
+  g_exit_code = exit_status(st);
 }
 
 Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,

@@ -17,10 +17,22 @@ void add_keys_command(CLI::App& app);
 void add_probe_commands(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 
-// The exit status the subcommand left (0, 1 for a failed run, 2 for bad input).
+// Exit statuses of every subcommand (README, "Exit status"):
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;      // a failure of faultline itself
+inline constexpr int kExitBadInput = 2;      // the scenario, a trace, a flag or a key
+inline constexpr int kExitOutOfTolerance = 3;  // compare --strict: a case outside tolerance
+inline constexpr int kExitEnvironment = 4;  // the machine lacks what is needed: root, loop devices,
+                                            // mkfs, a memory cgroup
+inline constexpr int kExitSystem = 5;       // a system call or I/O failed, a child was killed
+inline constexpr int kExitInterrupted = 130;  // SIGINT or SIGTERM; everything was cleaned up
+
+// The exit status for an error of this kind.
+int exit_status(const Status& st);
+// The exit status the subcommand left.
 int exit_code();
 void set_exit_code(int rc);
-// Prints "faultline: <message>" and sets the exit code (2 for input errors).
+// Prints "faultline: <message>" and sets the exit code from the error's kind.
 void fail(const Status& st);
 // Keeps the runs --only names: CASE/VARIANT, CASE or VARIANT; an error when none is.
 Status keep_only(const std::string& only, std::vector<PlannedRun>* plan);

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? faultline::cli::kExitOk : faultline::cli::kExitBadInput;
   }
   return faultline::cli::exit_code();
 }

@@ -147,7 +147,7 @@ Result<report::SweepAxis> parse_vary(const std::string& arg) {
   Config scratch;
   for (const std::string& v : values) {
     Status st = set_key(scratch, axis.key, v);
-    if (!st.ok()) return Status::InvalidArgument("--vary " + st.message());
+    if (!st.ok()) return st.with_context("--vary");
     const std::optional<double> x = to_number(kind, v);
     for (size_t i = 0; i < axis.values.size(); ++i) {
       const bool same =
@@ -199,12 +199,12 @@ Result<SweepPlan> expand_sweep(const std::vector<PlannedRun>& plan,
         PlannedRun run = base;
         for (size_t a = 0; a < axes.size(); ++a) {
           Status st = set_key(run.cfg, axes[a].key, axes[a].values[points[p][a]]);
-          if (!st.ok()) return Status::InvalidArgument("--vary " + label + ": " + st.message());
+          if (!st.ok()) return st.with_context("--vary " + label);
         }
         Status st = validate(run.cfg);
         if (!st.ok()) {
-          return Status::InvalidArgument("--vary " + label + ": case '" + c + "', variant '" +
-                                         run.variant + "': " + st.message());
+          return st.with_context("--vary " + label + ": case '" + c + "', variant '" + run.variant +
+                                 "'");
         }
         out.runs.push_back(std::move(run));
         out.run_point.push_back(p);

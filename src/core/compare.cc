@@ -202,7 +202,7 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       ProbedRun pr{p, name, {}};
       Status st = pft ? probe::run_pft(req, &pr.kernel, nullptr)
                       : probe::run_lat_pagefault(req, &pr.kernel, nullptr);
-      if (!st.ok()) return Status::InvalidArgument(sc.source + ": " + st.message());
+      if (!st.ok()) return st.with_context(sc.source);
       out.push_back(std::move(pr));
       continue;
     }
@@ -211,7 +211,7 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
                                      p.cfg.access.workload + " cannot be run on the host kernel");
     }
     auto req = make_request(p.cfg, name, opts, reps);
-    if (!req.ok()) return Status::InvalidArgument(sc.source + ": " + req.status().message());
+    if (!req.ok()) return req.status().with_context(sc.source);
     if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
     ProbedRun pr{p, name, {}};
     Status st = live->run(*req, &pr.kernel, [&](int done, int total) {

@@ -182,7 +182,7 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
         auto text_value = scalar_text(fv, source + ": " + full);
         if (!text_value.ok()) return text_value.status();
         Status st = set_key(sc.base, full, *text_value);
-        if (!st.ok()) return Status::InvalidArgument(source + ": " + st.message());
+        if (!st.ok()) return st.with_context(source);
       }
     } else if (key == "case") {
       auto r = parse_named(v, "case", source);
@@ -259,14 +259,14 @@ Result<std::vector<PlannedRun>> plan_runs(const Scenario& sc,
     for (const NamedOverrides& v : variants) {
       PlannedRun run{c.name, v.name, sc.base};
       auto ctx = [&](const Status& st, const std::string& where) {
-        return Status::InvalidArgument(sc.source + ": " + where + ": " + st.message());
+        return st.with_context(sc.source + ": " + where);
       };
       Status st = apply_assignments(run.cfg, c.set);
       if (!st.ok()) return ctx(st, "case '" + c.name + "'");
       st = apply_assignments(run.cfg, v.set);
       if (!st.ok()) return ctx(st, "variant '" + v.name + "'");
       st = apply_assignments(run.cfg, overrides);
-      if (!st.ok()) return Status::InvalidArgument("--set: " + st.message());
+      if (!st.ok()) return st.with_context("--set");
       st = validate(run.cfg);
       if (!st.ok()) return ctx(st, "case '" + c.name + "', variant '" + v.name + "'");
       out.push_back(std::move(run));

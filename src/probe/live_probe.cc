@@ -494,28 +494,6 @@ HostInfo read_host_info(const std::string& workspace_root, std::vector<std::stri
   return h;
 }
 
-// st with more text, same code.
-Status with_suffix(const Status& st, const std::string& more) {
-  std::string msg = st.message() + more;
-  switch (st.code()) {
-    case Status::Code::kOk:
-      return Status::IoError(msg);
-    case Status::Code::kInvalidArgument:
-      return Status::InvalidArgument(msg);
-    case Status::Code::kNotFound:
-      return Status::NotFound(msg);
-    case Status::Code::kIoError:
-      return Status::IoError(msg);
-    case Status::Code::kPermission:
-      return Status::Permission(msg);
-    case Status::Code::kUnavailable:
-      return Status::Unavailable(msg);
-    case Status::Code::kInterrupted:
-      return Status::Interrupted(msg);
-  }
-  return Status::IoError(msg);
-}
-
 Status interrupted_status(const std::string& during) {
   return Status::Interrupted(
       fmt::format("probe interrupted by signal {} during {}", sys::interrupt_signal(), during));
@@ -1011,7 +989,7 @@ Status LiveProbe::run(const Request& req, Result* out, const ProgressFn& progres
     msg += cleanup.ok() ? "; cleaned up" : "; " + cleanup.message();
     return Status::Interrupted(msg);
   }
-  if (!st.ok()) return cleanup.ok() ? st : with_suffix(st, "; " + cleanup.message());
+  if (!st.ok()) return cleanup.ok() ? st : st.with_suffix("; " + cleanup.message());
   return cleanup;
 }
 

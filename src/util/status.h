@@ -37,6 +37,16 @@ class Status {
   Code code() const { return code_; }
   const std::string& message() const { return msg_; }
 
+  // The same error with `context` in front of its message ("file.toml: "
+  // + message), or `more` after it; the code is kept, so a failure of the
+  // machine stays one however many layers name where it happened.
+  Status with_context(const std::string& context) const& {
+    return ok() ? *this : Status(code_, context + ": " + msg_);
+  }
+  Status with_suffix(const std::string& more) const& {
+    return ok() ? *this : Status(code_, msg_ + more);
+  }
+
  private:
   Status(Code c, std::string m) : code_(c), msg_(std::move(m)) {}
   Code code_ = Code::kOk;
