@@ -1,43 +1,35 @@
-// live_probe.cc — the probe on this machine's kernel.
+// live_probe.cc — the probe on this machine's kernel: LiveProbe::run and
+// the Session it drives.
 //
 // run(): check the request and the machine, clean what killed runs left,
 // build a private file system on a loop device (or a tmpfs), write the test
 // file, create the memory cgroup and trace instance, then per repetition:
 // bring the page cache to the asked state, fork a child that maps the file
-// and touches the pages, and turn what it measured into counters. A Session
-// owns everything it created and undoes it on every way out: success, error,
-// SIGINT/SIGTERM.
-//
-// The child is forked, not exec'ed: the page list is already in its memory.
-// It must not allocate or fault anything of its own between its two counter
-// snapshots, so every buffer it uses is made by the parent before fork(), it
-// sends back raw kernel text (/proc/vmstat, /sys/block/*/stat) which the
-// parent parses, and it pre-faults its copy of the report first.
+// and touches the pages (probe/child.h), and turn what it measured into
+// counters (probe/procfs.h). A Session owns everything it created and undoes
+// it on every way out: success, error, SIGINT/SIGTERM.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "probe/cgroup.h"
+#include "probe/child.h"
+#include "probe/host_info.h"
 #include "probe/probe.h"
+#include "probe/procfs.h"
 #include "probe/sys.h"
 #include "probe/tracing.h"
 #include "probe/workspace.h"
@@ -46,326 +38,7 @@ namespace faultline::probe {
 namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr size_t kVmstatBytes = 32 * 1024;  // /proc/vmstat is ~4 KiB on 6.x
-constexpr size_t kDiskStatBytes = 512;
-constexpr size_t kStatusBytes = 8 * 1024;
-constexpr size_t kMemcgStatBytes = 8 * 1024;  // v1 memory.stat is ~1 KiB, v2 ~2 KiB
 constexpr int kEvictAttempts = 5;
-
-// ---------------------------------------------------------------------------
-// The child side. Only async-signal-safe calls from here to _exit().
-
-// What the child sends back over the pipe, as is.
-struct ChildReport {
-  int32_t failed;  // 0: measured; 1: a step failed (what, err)
-  int32_t err;     // errno of the failed step
-  char what[256];  // the failed step, with the file it touched
-  int64_t minflt0, minflt1, majflt0, majflt1;
-  int64_t t0_ns, t1_ns;
-  int64_t cache_before, cache_after;  // pages of the file in the page cache, -1 unknown
-  uint64_t sink;                      // sum of the loaded bytes, so the loads stay
-  char vmstat0[kVmstatBytes], vmstat1[kVmstatBytes];
-  char disk0[kDiskStatBytes], disk1[kDiskStatBytes];
-  char memcg0[kMemcgStatBytes], memcg1[kMemcgStatBytes];  // the cgroup's memory.stat
-  char status[kStatusBytes];                              // /proc/self/status after the loop
-};
-
-// Everything the child uses, made before fork().
-struct ChildPlan {
-  const uint64_t* pages = nullptr;
-  size_t n_pages = 0;
-  size_t page_size = 4096;
-  uint64_t file_bytes = 0;
-  const char* file = nullptr;
-  const char* cgroup_procs = nullptr;  // null: no cgroup
-  const char* disk_stat = nullptr;     // null: tmpfs, no block device
-  const char* memcg_stat = nullptr;    // the cgroup's memory.stat, null: no cgroup
-  int tracing_on_fd = -1;
-  bool write = false;
-  bool map_shared = true;
-  int advice = MADV_NORMAL;
-  int fadvice = POSIX_FADV_NORMAL;
-  const ReadRange* reads = nullptr;  // non-null: the loop preads these instead
-  size_t n_reads = 0;
-  char* read_buf = nullptr;  // as large as the largest read
-  size_t read_size = 0;
-  CacheState cache = CacheState::kCold;
-  char* write_buf = nullptr;  // write_chunk bytes, pattern-filled
-  size_t write_chunk = 0;
-  char* warm_buf = nullptr;  // warm_chunk bytes
-  size_t warm_chunk = 0;
-  pid_t parent = 0;
-  int report_fd = -1;
-  ChildReport* report = nullptr;
-};
-
-// struct cachestat_range / cachestat of <linux/mman.h> (6.5+), spelled out
-// so the probe builds against older headers.
-struct CachestatRange {
-  uint64_t off, len;
-};
-struct Cachestat {
-  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
-};
-constexpr long kSysCachestat = 451;
-
-// Pages of fd in the page cache by cachestat(2); -1 when the kernel lacks it.
-int64_t cachestat_pages(int fd) {
-  CachestatRange range{0, 0};  // len 0: to the end of the file
-  Cachestat cs{};
-  if (::syscall(kSysCachestat, fd, &range, &cs, 0) != 0) return -1;
-  return static_cast<int64_t>(cs.nr_cache);
-}
-
-void copy_str(char* dst, size_t cap, const char* a, const char* b = nullptr) {
-  size_t n = 0;
-  for (const char* s : {a, b}) {
-    for (; s != nullptr && *s != '\0' && n + 1 < cap; ++s) dst[n++] = *s;
-  }
-  dst[n] = '\0';
-}
-
-// Reads a small kernel file into buf (NUL-terminated); false on failure.
-bool read_into(const char* path, char* buf, size_t cap) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  size_t n = 0;
-  while (n + 1 < cap) {
-    ssize_t r = ::read(fd, buf + n, cap - 1 - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    n += static_cast<size_t>(r);
-  }
-  buf[n] = '\0';
-  ::close(fd);
-  return n > 0;
-}
-
-bool write_all(int fd, const void* data, size_t len) {
-  const char* p = static_cast<const char*>(data);
-  while (len > 0) {
-    ssize_t w = ::write(fd, p, len);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    len -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-// Writes file_bytes of non-zero data with write(2) calls of chunk bytes:
-// every page starts with its index + 1, the rest is the buffer's fill.
-// Returns 0 or an errno. Used by the parent (file creation) and the child
-// (kWarmWrite), hence async-signal-safe.
-int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t page_size) {
-  uint64_t off = 0;
-  while (off < file_bytes) {
-    if (sys::interrupted()) return EINTR;
-    const size_t len = static_cast<size_t>(std::min<uint64_t>(chunk, file_bytes - off));
-    for (size_t in = 0; in < len; in += page_size) {
-      const uint64_t page = (off + in) / page_size + 1;
-      std::memcpy(buf + in, &page, std::min(sizeof page, len - in));
-    }
-    if (!write_all(fd, buf, len)) return errno != 0 ? errno : EIO;
-    off += len;
-  }
-  return 0;
-}
-
-[[noreturn]] void child_send(const ChildPlan& p, int code) {
-  (void)write_all(p.report_fd, p.report, sizeof *p.report);
-  ::_exit(code);
-}
-
-[[noreturn]] void child_fail(const ChildPlan& p, const char* what, const char* path) {
-  ChildReport* r = p.report;
-  r->failed = 1;
-  r->err = errno;
-  copy_str(r->what, sizeof r->what, what, path);
-  child_send(p, 1);
-}
-
-// The access loop. Not instrumented by ASan: its shadow of a large mapping
-// would add its own minor faults to the ones being measured.
-__attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
-                                                                    const uint64_t* pages, size_t n,
-                                                                    size_t page_size, bool write) {
-  volatile char* vbase = base;
-  uint64_t sink = 0;
-  if (write) {
-    for (size_t i = 0; i < n; ++i) vbase[pages[i] * page_size] = static_cast<char>(i | 1);
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      sink += static_cast<unsigned char>(vbase[pages[i] * page_size]);
-    }
-  }
-  return sink;
-}
-
-// The read(2) loop: one pread per range. Returns false (errno set) if a read
-// fails.
-bool read_ranges(int fd, const ReadRange* reads, size_t n, char* buf, uint64_t* sink) {
-  for (size_t i = 0; i < n; ++i) {
-    ssize_t got;
-    do {
-      got = ::pread(fd, buf, reads[i].length, static_cast<off_t>(reads[i].offset));
-    } while (got < 0 && errno == EINTR);
-    if (got < 0) return false;
-    *sink += static_cast<unsigned char>(buf[0]);
-  }
-  return true;
-}
-
-// Writes the stack below the caller, so the calls made inside the
-// measurement (getrusage, clock_gettime, the loop) do not take copy-on-write
-// faults on stack pages the child has not written since fork().
-__attribute__((noinline)) void prefault_stack() {
-  volatile char pad[32 * 1024];
-  for (size_t i = 0; i < sizeof pad; i += 512) pad[i] = 1;
-}
-
-int64_t to_ns(const struct timespec& ts) {
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-[[noreturn]] void child_main(const ChildPlan& p) {
-  // Die with the probe: a SIGKILLed probe must not leave a process holding
-  // the mount (cleanup_stale() could then only unmount lazily).
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != p.parent) ::_exit(3);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
-  ChildReport* r = p.report;
-  // Copy-on-write of the report happens here, not inside the measurement.
-  std::memset(r, 0, sizeof *r);
-  r->cache_before = r->cache_after = -1;
-
-  if (p.cgroup_procs != nullptr) {
-    // Join before the file is opened, so every folio the loop reads is
-    // charged to (and reclaimed in) the limited cgroup.
-    char pid[24];
-    size_t n = 0;
-    char rev[24];
-    for (pid_t v = ::getpid(); v > 0; v /= 10) rev[n++] = static_cast<char>('0' + v % 10);
-    for (size_t i = 0; i < n; ++i) pid[i] = rev[n - 1 - i];
-    int fd = ::open(p.cgroup_procs, O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || !write_all(fd, pid, n)) child_fail(p, "join cgroup: ", p.cgroup_procs);
-    ::close(fd);
-  }
-
-  if (p.cache == CacheState::kWarmWrite) {
-    int fd = ::open(p.file, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) child_fail(p, "open for the warm write: ", p.file);
-    int err = write_pattern(fd, p.file_bytes, p.write_buf, p.write_chunk, p.page_size);
-    if (err != 0) {
-      errno = err;
-      child_fail(p, "warm write: ", p.file);
-    }
-    if (::fsync(fd) != 0) child_fail(p, "fsync after the warm write: ", p.file);
-    ::close(fd);
-  }
-
-  int fd = ::open(p.file, (p.write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-  if (fd < 0) child_fail(p, "open: ", p.file);
-  const int prot = PROT_READ | (p.write ? PROT_WRITE : 0);
-  // The mapping starts on a 2 MiB boundary, as the model's does (and as
-  // thp_get_unmapped_area places large ext4 mappings): fault-around windows
-  // and PMD mappings then line up with file offsets the same way in both.
-  const size_t kPmdSize = size_t{2} << 20;
-  void* reserve = ::mmap(nullptr, p.file_bytes + kPmdSize, PROT_NONE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (reserve == MAP_FAILED) child_fail(p, "mmap reservation for ", p.file);
-  const uintptr_t aligned =
-      (reinterpret_cast<uintptr_t>(reserve) + kPmdSize - 1) & ~(uintptr_t{kPmdSize} - 1);
-  void* map = ::mmap(reinterpret_cast<void*>(aligned), p.file_bytes, prot,
-                     (p.map_shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, fd, 0);
-  if (map == MAP_FAILED) child_fail(p, "mmap: ", p.file);
-  char* base = static_cast<char*>(map);
-
-  if (p.cache == CacheState::kWarmRead) {
-    // A file of its own, so the warm pass leaves the mapping's file_ra_state
-    // untouched: the loop starts from a fresh readahead window, as another
-    // process would.
-    int wfd = ::open(p.file, O_RDONLY | O_CLOEXEC);
-    if (wfd < 0) child_fail(p, "open for the warm read: ", p.file);
-    for (;;) {
-      ssize_t n = ::read(wfd, p.warm_buf, p.warm_chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) child_fail(p, "warm read: ", p.file);
-      if (n == 0) break;
-    }
-    ::close(wfd);
-  }
-
-  r->cache_before = cachestat_pages(fd);
-  if (!read_into("/proc/vmstat", r->vmstat0, sizeof r->vmstat0)) {
-    child_fail(p, "read ", "/proc/vmstat");
-  }
-  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk0, sizeof r->disk0)) {
-    child_fail(p, "read ", p.disk_stat);
-  }
-  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg0, sizeof r->memcg0)) {
-    child_fail(p, "read ", p.memcg_stat);
-  }
-  // madvise() counts with the loop: MADV_WILLNEED's readahead is part of
-  // what the hint costs.
-  if (p.advice != MADV_NORMAL && ::madvise(base, p.file_bytes, p.advice) != 0) {
-    child_fail(p, "madvise: ", p.file);
-  }
-  // posix_fadvise() on the file the mapping holds: its f_ra and f_mode are
-  // the ones read-around and read(2) consult. Counted with the loop too.
-  if (p.fadvice != POSIX_FADV_NORMAL) {
-    if (int err = ::posix_fadvise(fd, 0, 0, p.fadvice); err != 0) {
-      errno = err;
-      child_fail(p, "posix_fadvise: ", p.file);
-    }
-  }
-  // The read buffer's pages are faulted in now, not inside the loop.
-  if (p.read_buf != nullptr) std::memset(p.read_buf, 0, p.read_size);
-  struct rusage ru0 = {};
-  struct rusage ru1 = {};
-  struct timespec ts0 = {};
-  struct timespec ts1 = {};
-  // First calls fault in what they touch (vDSO data, stack): not in the loop's counts.
-  prefault_stack();
-  ::getrusage(RUSAGE_SELF, &ru1);
-  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
-  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
-  ::getrusage(RUSAGE_SELF, &ru0);
-  ::clock_gettime(CLOCK_MONOTONIC, &ts0);
-  bool read_ok = true;
-  if (p.read_buf != nullptr) {
-    r->sink = 0;
-    read_ok = read_ranges(fd, p.reads, p.n_reads, p.read_buf, &r->sink);
-  } else {
-    r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
-  }
-  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
-  if (!read_ok) child_fail(p, "pread: ", p.file);
-  ::getrusage(RUSAGE_SELF, &ru1);
-  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
-  if (!read_into("/proc/vmstat", r->vmstat1, sizeof r->vmstat1)) {
-    child_fail(p, "read ", "/proc/vmstat");
-  }
-  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk1, sizeof r->disk1)) {
-    child_fail(p, "read ", p.disk_stat);
-  }
-  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg1, sizeof r->memcg1)) {
-    child_fail(p, "read ", p.memcg_stat);
-  }
-  r->cache_after = cachestat_pages(fd);
-  (void)read_into("/proc/self/status", r->status, sizeof r->status);
-  r->minflt0 = ru0.ru_minflt;
-  r->minflt1 = ru1.ru_minflt;
-  r->majflt0 = ru0.ru_majflt;
-  r->majflt1 = ru1.ru_majflt;
-  r->t0_ns = to_ns(ts0);
-  r->t1_ns = to_ns(ts1);
-  child_send(p, 0);
-}
-
-// ---------------------------------------------------------------------------
-// The parent side.
 
 int fadvise_flag(Fadvise a) {
   switch (a) {
@@ -401,20 +74,6 @@ int madvise_flag(Advice a) {
   return MADV_NORMAL;
 }
 
-// Fields of a /sys/block/<dev>/stat line: [0] reads completed, [2] sectors read.
-std::vector<int64_t> disk_fields(const char* text) {
-  std::vector<int64_t> f;
-  const char* s = text;
-  while (*s != '\0') {
-    char* end = nullptr;
-    long long v = std::strtoll(s, &end, 10);
-    if (end == s) break;
-    f.push_back(static_cast<int64_t>(v));
-    s = end;
-  }
-  return f;
-}
-
 // Pages of the file in the page cache: cachestat(2), else mincore(2) on a
 // mapping (mincore never faults pages in). -1 with *error on failure.
 int64_t resident_pages(int fd, uint64_t file_bytes, size_t page_size, std::string* error) {
@@ -433,65 +92,7 @@ int64_t resident_pages(int fd, uint64_t file_bytes, size_t page_size, std::strin
     *error = "mincore: " + sys::errno_text(err);
     return -1;
   }
-  n = 0;
-  for (unsigned char v : vec) n += v & 1;
-  return n;
-}
-
-// fault_around_bytes lives in debugfs. If no debugfs is mounted, root mounts
-// one for the read inside this process's run directory, and unmounts it at
-// once; a run killed in between leaves it where cleanup_stale() looks.
-faultline::Result<std::string> read_fault_around_bytes(const std::string& workspace_root) {
-  auto fab = sys::read_file("/sys/kernel/debug/fault_around_bytes");
-  if (fab.ok()) return fab;
-  const std::string mounted = sys::find_mount_of_type("debugfs");
-  if (!mounted.empty()) return sys::read_file(mounted + "/fault_around_bytes");
-  if (::geteuid() != 0)
-    return Status::Permission("debugfs not mounted, and mounting it needs root");
-  const ws::RunPaths paths = ws::run_paths(ws::canonical_root(workspace_root), ::getpid());
-  const std::string dir = paths.dir + "/debugfs";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::IoError(fmt::format("create {}: {}", dir, ec.message()));
-  if (::mount("debugfs", dir.c_str(), "debugfs", 0, nullptr) != 0) {
-    const int err = errno;
-    std::filesystem::remove_all(paths.dir, ec);
-    return Status::IoError(fmt::format("mount debugfs at {}: {}", dir, sys::errno_text(err)));
-  }
-  fab = sys::read_file(dir + "/fault_around_bytes");
-  bool lazy = false;
-  Status st = sys::unmount(dir, 2000, &lazy);
-  if (st.ok()) std::filesystem::remove_all(paths.dir, ec);
-  return fab;
-}
-
-HostInfo read_host_info(const std::string& workspace_root, std::vector<std::string>* notes) {
-  HostInfo h;
-  struct utsname u {};
-  if (::uname(&u) == 0) h.kernel_release = u.release;
-  const long ps = ::sysconf(_SC_PAGESIZE);
-  h.page_size = ps > 0 ? static_cast<uint64_t>(ps) : 4096;
-  auto fab = read_fault_around_bytes(workspace_root);
-  if (fab.ok()) {
-    h.fault_around_bytes = std::strtoll(fab->c_str(), nullptr, 10);
-  } else {
-    notes->push_back(fmt::format(
-        "fault_around_bytes unreadable ({}): reported as -1; the kernel default is 65536",
-        fab.status().message()));
-  }
-  auto lru = sys::read_file("/sys/kernel/mm/lru_gen/enabled");
-  h.lru_gen = lru.ok() ? sys::trim(*lru) : "absent";
-  auto thp = sys::read_file("/sys/kernel/mm/transparent_hugepage/enabled");
-  if (thp.ok()) {
-    // "always [madvise] never": the bracketed word is the setting.
-    size_t open = thp->find('['), close = thp->find(']');
-    h.thp_enabled = open != std::string::npos && close != std::string::npos && close > open
-                        ? thp->substr(open + 1, close - open - 1)
-                        : sys::trim(*thp);
-  } else {
-    h.thp_enabled = "absent";
-  }
-  return h;
+  return procfs::mincore_resident(vec);
 }
 
 Status interrupted_status(const std::string& during) {
@@ -872,26 +473,14 @@ Status Session::run_child(int k, Counters* counters) {
   c["elapsed_s"] = static_cast<double>(r->t1_ns - r->t0_ns) / 1e9;
   // Every /proc/vmstat item as a delta; pgpgin (all block devices) is renamed
   // so "pgpgin" can mean this probe's own device.
-  const auto v0 = sys::parse_key_values(r->vmstat0);
-  const auto v1 = sys::parse_key_values(r->vmstat1);
-  for (const auto& [key, after] : v1) {
-    auto it = v0.find(key);
-    if (it == v0.end()) continue;
-    c[key == "pgpgin" ? std::string("vmstat.pgpgin") : key] =
-        static_cast<double>(after - it->second);
-  }
+  for (const auto& [key, delta] : procfs::vmstat_counters(r->vmstat0, r->vmstat1)) c[key] = delta;
   // Reclaim inside a cgroup is not in the global pgscan/pgsteal: the
   // cgroup's own memory.stat has it (v1: pgpgout, workingset_*; v2: pgscan, pgsteal).
   if (plan.memcg_stat != nullptr) {
-    const auto m0 = sys::parse_key_values(r->memcg0);
-    const auto m1 = sys::parse_key_values(r->memcg1);
-    for (const auto& [key, after] : m1) {
-      auto it = m0.find(key);
-      if (it != m0.end()) c["memcg." + key] = static_cast<double>(after - it->second);
-    }
+    for (const auto& [key, delta] : procfs::memcg_counters(r->memcg0, r->memcg1)) c[key] = delta;
   }
   if (plan.disk_stat != nullptr) {
-    const auto d0 = disk_fields(r->disk0), d1 = disk_fields(r->disk1);
+    const auto d0 = procfs::disk_fields(r->disk0), d1 = procfs::disk_fields(r->disk1);
     if (d0.size() < 3 || d1.size() < 3) {
       return Status::IoError(
           fmt::format("{}: unexpected content \"{}\"", disk_stat_path_, sys::trim(r->disk1)));
@@ -901,7 +490,8 @@ Status Session::run_child(int k, Counters* counters) {
     // The device's request size limit decides how far a large read(2) may
     // read ahead (bdi->io_pages): the model needs the same device.
     auto msk = sys::read_file(fmt::format("/sys/block/{}/queue/max_sectors_kb", loop_.name));
-    if (msk.ok()) c["device.max_sectors_kb"] = std::stod(sys::trim(*msk));
+    const std::optional<double> kb = msk.ok() ? procfs::sysfs_number(*msk) : std::nullopt;
+    if (kb) c["device.max_sectors_kb"] = *kb;
   } else {
     c["pgpgin"] = 0;
     c["read_ios"] = 0;

@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <optional>
 
 #include "probe/cgroup.h"
+#include "probe/procfs.h"
 #include "probe/sys.h"
 
 namespace faultline::probe {
@@ -158,11 +159,9 @@ Status check_live_prerequisites(const Request& req) {
   }
   // Root in a container may lack the capability mount(2) and losetup need.
   if (auto status = sys::read_file("/proc/self/status"); status.ok()) {
-    const size_t pos = status->find("CapEff:");
-    if (pos != std::string::npos) {
-      const uint64_t caps = std::strtoull(status->c_str() + pos + 7, nullptr, 16);
+    if (const std::optional<uint64_t> caps = procfs::cap_eff(*status)) {
       constexpr uint64_t kCapSysAdmin = 1ull << 21;
-      if ((caps & kCapSysAdmin) == 0) {
+      if ((*caps & kCapSysAdmin) == 0) {
         return Status::Permission(
             "probe needs CAP_SYS_ADMIN (mount, loop devices, cgroups): this root has not got it "
             "(an unprivileged container?)");

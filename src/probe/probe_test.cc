@@ -1,5 +1,6 @@
 // probe_test.cc — the probe's parts that need no kernel privileges: the fake
-// probe, spread(), request checks, names, and the small parsers.
+// probe, spread(), request checks, names, and the sys helpers. The parsers of
+// kernel text are tested in procfs_test.cc.
 #include "probe/probe.h"
 
 #include <gtest/gtest.h>
@@ -166,22 +167,6 @@ TEST(Names, ToString) {
   EXPECT_STREQ(to_string(CacheState::kCold), "cold");
   EXPECT_STREQ(to_string(CacheState::kWarmRead), "warm-read");
   EXPECT_STREQ(to_string(CacheState::kWarmWrite), "warm-write");
-}
-
-TEST(Sys, ParseKeyValues) {
-  auto kv = sys::parse_key_values("pgpgin 12\npgfault 99\nbogus\nnr_x -3\n");
-  EXPECT_EQ(kv.size(), 3u);
-  EXPECT_EQ(kv["pgpgin"], 12);
-  EXPECT_EQ(kv["pgfault"], 99);
-  EXPECT_EQ(kv["nr_x"], -3);
-}
-
-TEST(Sys, StatusField) {
-  const char* status = "Name:\tx\nRssAnon:\t  100 kB\nRssFile:\t  65536 kB\nRssShmem:\t0 kB\n";
-  EXPECT_EQ(sys::status_field(status, "RssFile"), 65536);
-  EXPECT_EQ(sys::status_field(status, "RssShmem"), 0);
-  EXPECT_EQ(sys::status_field(status, "Rss"), -1);
-  EXPECT_EQ(sys::status_field(status, "VmSwap"), -1);
 }
 
 TEST(Sys, PidFromName) {

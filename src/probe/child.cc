@@ -1,0 +1,286 @@
+// child.cc — the live probe's forked child (see child.h for its
+// async-signal-safety contract). Only async-signal-safe calls from fork() to
+// _exit(), in every function of this file.
+#include "probe/child.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include "probe/sys.h"
+
+namespace faultline::probe {
+namespace {
+
+// struct cachestat_range / cachestat of <linux/mman.h> (6.5+), spelled out
+// so the probe builds against older headers.
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+constexpr long kSysCachestat = 451;
+
+void copy_str(char* dst, size_t cap, const char* a, const char* b = nullptr) {
+  size_t n = 0;
+  for (const char* s : {a, b}) {
+    for (; s != nullptr && *s != '\0' && n + 1 < cap; ++s) dst[n++] = *s;
+  }
+  dst[n] = '\0';
+}
+
+// Reads a small kernel file into buf (NUL-terminated); false on failure.
+bool read_into(const char* path, char* buf, size_t cap) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t n = 0;
+  while (n + 1 < cap) {
+    ssize_t r = ::read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  buf[n] = '\0';
+  ::close(fd);
+  return n > 0;
+}
+
+bool write_all(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t w = ::write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    len -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+[[noreturn]] void child_send(const ChildPlan& p, int code) {
+  (void)write_all(p.report_fd, p.report, sizeof *p.report);
+  ::_exit(code);
+}
+
+[[noreturn]] void child_fail(const ChildPlan& p, const char* what, const char* path) {
+  ChildReport* r = p.report;
+  r->failed = 1;
+  r->err = errno;
+  copy_str(r->what, sizeof r->what, what, path);
+  child_send(p, 1);
+}
+
+// The access loop. Not instrumented by ASan: its shadow of a large mapping
+// would add its own minor faults to the ones being measured.
+__attribute__((no_sanitize_address, noinline)) uint64_t touch_pages(char* base,
+                                                                    const uint64_t* pages, size_t n,
+                                                                    size_t page_size, bool write) {
+  volatile char* vbase = base;
+  uint64_t sink = 0;
+  if (write) {
+    for (size_t i = 0; i < n; ++i) vbase[pages[i] * page_size] = static_cast<char>(i | 1);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      sink += static_cast<unsigned char>(vbase[pages[i] * page_size]);
+    }
+  }
+  return sink;
+}
+
+// The read(2) loop: one pread per range. Returns false (errno set) if a read
+// fails.
+bool read_ranges(int fd, const ReadRange* reads, size_t n, char* buf, uint64_t* sink) {
+  for (size_t i = 0; i < n; ++i) {
+    ssize_t got;
+    do {
+      got = ::pread(fd, buf, reads[i].length, static_cast<off_t>(reads[i].offset));
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return false;
+    *sink += static_cast<unsigned char>(buf[0]);
+  }
+  return true;
+}
+
+// Writes the stack below the caller, so the calls made inside the
+// measurement (getrusage, clock_gettime, the loop) do not take copy-on-write
+// faults on stack pages the child has not written since fork().
+__attribute__((noinline)) void prefault_stack() {
+  volatile char pad[32 * 1024];
+  for (size_t i = 0; i < sizeof pad; i += 512) pad[i] = 1;
+}
+
+int64_t to_ns(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+int64_t cachestat_pages(int fd) {
+  CachestatRange range{0, 0};  // len 0: to the end of the file
+  Cachestat cs{};
+  if (::syscall(kSysCachestat, fd, &range, &cs, 0) != 0) return -1;
+  return static_cast<int64_t>(cs.nr_cache);
+}
+
+int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t page_size) {
+  uint64_t off = 0;
+  while (off < file_bytes) {
+    if (sys::interrupted()) return EINTR;
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(chunk, file_bytes - off));
+    for (size_t in = 0; in < len; in += page_size) {
+      const uint64_t page = (off + in) / page_size + 1;
+      std::memcpy(buf + in, &page, std::min(sizeof page, len - in));
+    }
+    if (!write_all(fd, buf, len)) return errno != 0 ? errno : EIO;
+    off += len;
+  }
+  return 0;
+}
+
+[[noreturn]] void child_main(const ChildPlan& p) {
+  // Die with the probe: a SIGKILLed probe must not leave a process holding
+  // the mount (cleanup_stale() could then only unmount lazily).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != p.parent) ::_exit(3);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ChildReport* r = p.report;
+  // Copy-on-write of the report happens here, not inside the measurement.
+  std::memset(r, 0, sizeof *r);
+  r->cache_before = r->cache_after = -1;
+
+  if (p.cgroup_procs != nullptr) {
+    // Join before the file is opened, so every folio the loop reads is
+    // charged to (and reclaimed in) the limited cgroup.
+    char pid[24];
+    size_t n = 0;
+    char rev[24];
+    for (pid_t v = ::getpid(); v > 0; v /= 10) rev[n++] = static_cast<char>('0' + v % 10);
+    for (size_t i = 0; i < n; ++i) pid[i] = rev[n - 1 - i];
+    int fd = ::open(p.cgroup_procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || !write_all(fd, pid, n)) child_fail(p, "join cgroup: ", p.cgroup_procs);
+    ::close(fd);
+  }
+
+  if (p.cache == CacheState::kWarmWrite) {
+    int fd = ::open(p.file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) child_fail(p, "open for the warm write: ", p.file);
+    int err = write_pattern(fd, p.file_bytes, p.write_buf, p.write_chunk, p.page_size);
+    if (err != 0) {
+      errno = err;
+      child_fail(p, "warm write: ", p.file);
+    }
+    if (::fsync(fd) != 0) child_fail(p, "fsync after the warm write: ", p.file);
+    ::close(fd);
+  }
+
+  int fd = ::open(p.file, (p.write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) child_fail(p, "open: ", p.file);
+  const int prot = PROT_READ | (p.write ? PROT_WRITE : 0);
+  // The mapping starts on a 2 MiB boundary, as the model's does (and as
+  // thp_get_unmapped_area places large ext4 mappings): fault-around windows
+  // and PMD mappings then line up with file offsets the same way in both.
+  const size_t kPmdSize = size_t{2} << 20;
+  void* reserve = ::mmap(nullptr, p.file_bytes + kPmdSize, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserve == MAP_FAILED) child_fail(p, "mmap reservation for ", p.file);
+  const uintptr_t aligned =
+      (reinterpret_cast<uintptr_t>(reserve) + kPmdSize - 1) & ~(uintptr_t{kPmdSize} - 1);
+  void* map = ::mmap(reinterpret_cast<void*>(aligned), p.file_bytes, prot,
+                     (p.map_shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, fd, 0);
+  if (map == MAP_FAILED) child_fail(p, "mmap: ", p.file);
+  char* base = static_cast<char*>(map);
+
+  if (p.cache == CacheState::kWarmRead) {
+    // A file of its own, so the warm pass leaves the mapping's file_ra_state
+    // untouched: the loop starts from a fresh readahead window, as another
+    // process would.
+    int wfd = ::open(p.file, O_RDONLY | O_CLOEXEC);
+    if (wfd < 0) child_fail(p, "open for the warm read: ", p.file);
+    for (;;) {
+      ssize_t n = ::read(wfd, p.warm_buf, p.warm_chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) child_fail(p, "warm read: ", p.file);
+      if (n == 0) break;
+    }
+    ::close(wfd);
+  }
+
+  r->cache_before = cachestat_pages(fd);
+  if (!read_into("/proc/vmstat", r->vmstat0, sizeof r->vmstat0)) {
+    child_fail(p, "read ", "/proc/vmstat");
+  }
+  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk0, sizeof r->disk0)) {
+    child_fail(p, "read ", p.disk_stat);
+  }
+  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg0, sizeof r->memcg0)) {
+    child_fail(p, "read ", p.memcg_stat);
+  }
+  // madvise() counts with the loop: MADV_WILLNEED's readahead is part of
+  // what the hint costs.
+  if (p.advice != MADV_NORMAL && ::madvise(base, p.file_bytes, p.advice) != 0) {
+    child_fail(p, "madvise: ", p.file);
+  }
+  // posix_fadvise() on the file the mapping holds: its f_ra and f_mode are
+  // the ones read-around and read(2) consult. Counted with the loop too.
+  if (p.fadvice != POSIX_FADV_NORMAL) {
+    if (int err = ::posix_fadvise(fd, 0, 0, p.fadvice); err != 0) {
+      errno = err;
+      child_fail(p, "posix_fadvise: ", p.file);
+    }
+  }
+  // The read buffer's pages are faulted in now, not inside the loop.
+  if (p.read_buf != nullptr) std::memset(p.read_buf, 0, p.read_size);
+  struct rusage ru0 = {};
+  struct rusage ru1 = {};
+  struct timespec ts0 = {};
+  struct timespec ts1 = {};
+  // First calls fault in what they touch (vDSO data, stack): not in the loop's counts.
+  prefault_stack();
+  ::getrusage(RUSAGE_SELF, &ru1);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
+  ::getrusage(RUSAGE_SELF, &ru0);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts0);
+  bool read_ok = true;
+  if (p.read_buf != nullptr) {
+    r->sink = 0;
+    read_ok = read_ranges(fd, p.reads, p.n_reads, p.read_buf, &r->sink);
+  } else {
+    r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
+  }
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  if (!read_ok) child_fail(p, "pread: ", p.file);
+  ::getrusage(RUSAGE_SELF, &ru1);
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
+  if (!read_into("/proc/vmstat", r->vmstat1, sizeof r->vmstat1)) {
+    child_fail(p, "read ", "/proc/vmstat");
+  }
+  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk1, sizeof r->disk1)) {
+    child_fail(p, "read ", p.disk_stat);
+  }
+  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg1, sizeof r->memcg1)) {
+    child_fail(p, "read ", p.memcg_stat);
+  }
+  r->cache_after = cachestat_pages(fd);
+  (void)read_into("/proc/self/status", r->status, sizeof r->status);
+  r->minflt0 = ru0.ru_minflt;
+  r->minflt1 = ru1.ru_minflt;
+  r->majflt0 = ru0.ru_majflt;
+  r->majflt1 = ru1.ru_majflt;
+  r->t0_ns = to_ns(ts0);
+  r->t1_ns = to_ns(ts1);
+  child_send(p, 0);
+}
+
+}  // namespace faultline::probe
