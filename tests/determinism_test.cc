@@ -1,6 +1,6 @@
 // determinism_test.cc — the same input gives byte-identical reports: run
-// twice, and with one job or two (style guide §2.8: "the serial engine must
-// produce byte-identical reports for the same inputs").
+// twice, and with one job or two. The serial engine must produce
+// byte-identical reports for the same inputs, whatever the number of jobs.
 #include <gtest/gtest.h>
 
 #include <sstream>

@@ -455,7 +455,7 @@ TEST(DefaultScenario, IsTheSeedOneFile) {
   }
 }
 
-// The default is seed 1 as the spec states it (§5.6).
+// The default is seed 1 (docs/fault-path.md, 'Seed 1: random and strided reads').
 TEST(DefaultScenario, IsSeedOneOfTheSpec) {
   const Scenario sc = default_scenario();
   EXPECT_EQ(sc.base.file.size, 20ULL << 30);

@@ -1,8 +1,10 @@
 // filemap_test.cc — the file read-fault path (mm/filemap.c, mm/memory.c,
-// arch/x86/mm/fault.c) against docs/kernel-fault-path.md: the worked trace
-// of Appendix B, fault-around geometry (§5.2), the mmap_miss state machine
-// and its variants (§3, §5.5), madvise hints (§13) and the attempt
-// structure of a fault (§1.4, §11.2).
+// arch/x86/mm/fault.c) as docs/fault-path.md describes it: the worked
+// per-fault trace (the AppendixB tests; 'A worked per-fault trace'),
+// fault-around geometry (do_fault_around), the mmap_miss state machine and
+// its variants (do_sync_mmap_readahead, filemap_map_pages, 'Seed 1's P1 and
+// P2'), madvise hints ('madvise and fadvise') and the attempt structure of a
+// fault (do_user_addr_fault, mm_account_fault).
 #include "mm/filemap.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +19,7 @@ namespace {
 
 // --- helpers ----------------------------------------------------------------
 
-// The counters Appendix B lists after each step.
+// The counters the worked per-fault trace lists after each step.
 struct Counters {
   uint64_t pgfault = 0;
   uint64_t pgmajfault = 0;
@@ -55,7 +57,7 @@ std::vector<Window> windows(const RecordingTracer& t) {
   return out;
 }
 
-// Appendix B's machine: N = 5,242,880 pages (20 GiB), R = 2048, fault-around
+// The worked trace's machine: N = 5,242,880 pages (20 GiB), R = 2048, fault-around
 // 16 pages, a 2 MiB-aligned VMA at file offset 0, per-VMA locks, no large
 // folios, and more memory than the test will ever fill.
 ModelSetup appendix_b(bool p1p2) {
@@ -67,7 +69,7 @@ ModelSetup appendix_b(bool p1p2) {
 // A smaller file with the seed's readahead window.
 ModelSetup ra2048() { return ModelSetup().bytes(64 * kMiB).ra(2048); }  // 16384 pages
 
-// --- Appendix B ---------------------------------------------------------------
+// --- the worked per-fault trace (docs/fault-path.md) -------------------------
 
 class AppendixB : public ::testing::TestWithParam<bool> {
  protected:
@@ -184,7 +186,7 @@ TEST(AppendixB, BaselineKeepsReadAroundOn) {
   EXPECT_EQ(m.pgpgin_kb(), 101u * 8192);
 }
 
-// --- fault-around geometry (§5.2) ---------------------------------------------
+// --- fault-around geometry (do_fault_around) ---------------------------------
 
 class FaultAround : public ::testing::Test {
  protected:
@@ -319,7 +321,8 @@ TEST(FaultAroundBytes, OnePageDisablesFaultAround) {
 
 // Without fault-around the retry of a miss is resolved inside ->fault on the
 // TRIED attempt (no async path, no credit), and a first-attempt hit reaches
-// do_async_mmap_readahead (−1): mmap_miss is exactly misses − hits (§5.4).
+// do_async_mmap_readahead (−1): mmap_miss is exactly misses − hits
+// (docs/fault-path.md, 'The mmap_miss credit').
 TEST(FaultAroundBytes, WithoutFaultAroundMmapMissCountsMissesMinusHits) {
   Model m(ra2048().with(fault_around_off));
   m.touch(10000);
@@ -342,7 +345,7 @@ TEST(FaultAroundBytes, WithoutFaultAroundMmapMissCountsMissesMinusHits) {
   EXPECT_EQ(m.mmap_miss(), 2u);
 }
 
-// --- madvise hints (§13) -------------------------------------------------------
+// --- madvise hints (mm/madvise.c) --------------------------------------------
 
 // MADV_RANDOM: no read-around; each miss reads exactly one folio, and the
 // sync path neither increments mmap_miss nor (P2) does the retry credit it.
@@ -389,7 +392,8 @@ TEST(MadvSequential, MissAtFileStartOpensOndemandWindow) {
 }
 
 // A later miss with no cached run behind it reads ra_pages pages from the
-// fault, without a marker and without touching the window state (§7.7).
+// fault, without a marker and without touching the window state
+// (page_cache_sync_ra: do_page_cache_ra(ra_pages, 0)).
 TEST(MadvSequential, IsolatedMissReadsForwardWithoutMarker) {
   Model m(ra2048().with(p1_p2));
   m.madvise(Madvise::kSequential);
@@ -462,7 +466,7 @@ TEST(ExecReadAround, ReadsForwardWithoutMarker) {
 }
 
 // read_ahead_kb = 0: a miss reads one page, and mmap_miss is not touched by
-// either path (§3.2, §4).
+// either path (do_sync_mmap_readahead, do_async_mmap_readahead).
 TEST(FilemapFault, NoReadaheadReadsOnePageAndSkipsMmapMiss) {
   Model m(ModelSetup().ra(0).with(fault_around_off));
   m.touch(100);
@@ -526,7 +530,7 @@ TEST(MmapMissWorkingset, P1SkipsAWorkingsetFaultingPage) {
   EXPECT_EQ(m.mmap_miss(), 49u);
 }
 
-// --- the mmap_miss state machine (§3.1, §5.5) ----------------------------------
+// --- the mmap_miss state machine (do_sync_mmap_readahead, filemap_map_pages) ---
 
 class MmapMiss : public ::testing::Test {
  protected:
@@ -578,7 +582,7 @@ TEST_F(MmapMiss, HitCreditIsFlooredAtZero) {
   EXPECT_EQ(m_.count(VmEvent::mmap_miss_credit), 1u);
 }
 
-// §5.5: a miss and a genuine hit under each variant, from mmap_miss = 50.
+// Seed 1's P1 and P2: a miss and a genuine hit under each variant, from mmap_miss = 50.
 struct VariantCase {
   const char* name;
   bool p1, p2;
@@ -637,7 +641,7 @@ TEST(MmapMissWorkingset, WorkingsetPagesAreNotCredited) {
   }
 }
 
-// --- the attempt structure (§1.4, §9.3, §11.2) --------------------------------
+// --- the attempt structure (do_user_addr_fault, mm_account_fault) ------------
 
 // B: a miss costs a VMA-lock attempt that returns MAJOR|RETRY (not
 // accounted) and an mmap_lock attempt with TRIED: one major fault.
@@ -681,7 +685,7 @@ TEST(FaultAttempts, ReadaheadHitRetriesWithoutTriedAndEndsMinor) {
 }
 
 // Without per-VMA locks every retry carries TRIED: the readahead hit is
-// major in rusage, yet no pgmajfault (§1.4-D, §11.2).
+// major in rusage, yet no pgmajfault (mm_account_fault, filemap_fault).
 TEST(FaultAttempts, MmapLockOnlyMakesReadaheadHitMajorInRusage) {
   Model m(ra2048().with([](KernelProfile& p) { p.per_vma_lock = false; }));
   m.touch(10000);
@@ -724,7 +728,7 @@ TEST(FaultAttempts, PrivateWriteCopiesThePage) {
 
 // --- behaviours once missing from the model ---------------------------------------
 
-// §11.1: pgfault counts every attempt that does not return RETRY, errors
+// mm_account_fault: pgfault counts every attempt that does not return RETRY, errors
 // included ("count ALL non-retry faults for vmstat, including error"); only
 // the rusage counters skip VM_FAULT_ERROR: a load beyond EOF (SIGBUS) counts
 // one pgfault and no minflt or majflt.
@@ -736,8 +740,8 @@ TEST(FaultAttempts, SigbusFaultStillCountsPgfault) {
   EXPECT_FALSE(m.mapped(6));
 }
 
-// §1.3: finish_fault maps the whole large folio only if all its PTEs are
-// empty, "otherwise one PTE": a partly mapped folio gets the faulting page
+// finish_fault maps the whole large folio only if all its PTEs are
+// empty, otherwise one PTE: a partly mapped folio gets the faulting page
 // mapped, not a NOPAGE that would fault again forever.
 TEST(FinishFault, PartlyMappedLargeFolioFallsBackToOnePte) {
   Model m(ModelSetup().with(fault_around_off).order(9));
@@ -752,7 +756,7 @@ TEST(FinishFault, PartlyMappedLargeFolioFallsBackToOnePte) {
   EXPECT_EQ(m.rss_file(), 16);
 }
 
-// §3.2: the THP branch of do_sync_mmap_readahead depends on VM_HUGEPAGE and
+// The THP branch of do_sync_mmap_readahead depends on VM_HUGEPAGE and
 // HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER only; page_cache_ra_order then falls
 // back to order-0 pages on a mapping without large folios. So a miss at
 // pgoff 1000 of a MADV_HUGEPAGE mapping reads [512, 1536) with the marker at

@@ -1,7 +1,8 @@
-// readahead_test.cc — on-demand readahead (mm/readahead.c) against
-// docs/kernel-fault-path.md §3.3-§3.4 and §7: the window ladders, read(2)
-// streams, the folio-order ramp of large folios, the order-0 fallback, and
-// where the PG_readahead marker lands.
+// readahead_test.cc — on-demand readahead (mm/readahead.c: page_cache_sync_ra,
+// page_cache_async_ra, page_cache_ra_order) as docs/fault-path.md describes it
+// ('On-demand readahead for read(2)', 'page_cache_ra_order and folio orders'):
+// the window ladders, read(2) streams, the folio-order ramp of large folios,
+// the order-0 fallback, and where the PG_readahead marker lands.
 #include "mm/readahead.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +36,7 @@ std::vector<uint64_t> next_sizes(uint64_t first, uint64_t max, int n) {
   return out;
 }
 
-// --- ladders (§7.4) -----------------------------------------------------------
+// --- ladders (get_init_ra_size, get_next_ra_size) ----------------------------
 
 TEST(ReadaheadLadder, InitSize) {
   EXPECT_EQ(get_init_ra_size(1, 32), 4u);    // 1 <= 32/32: x4
@@ -56,7 +57,7 @@ TEST(ReadaheadLadder, NextSizeRampsTo2048) {
   EXPECT_EQ(next_sizes(4, 2048, 8), (std::vector<uint64_t>{4, 16, 64, 256, 512, 1024, 2048, 2048}));
 }
 
-// --- read(2) streams (§7.3-§7.5) ------------------------------------------------
+// --- read(2) streams (page_cache_sync_ra, page_cache_async_ra) ---------------
 
 // 4 KiB reads from offset 0 with ra_pages 32: the first read opens (0, 4, 3)
 // with the marker on page 1; each marker hit moves the window to its end and
@@ -139,7 +140,7 @@ TEST(ReadaheadStream, FmodeRandomReadsExactlyTheRequest) {
   EXPECT_TRUE(m.marks(0, 100).empty());
 }
 
-// prev_pos is the read(2) position only; faults never set it (§7.1).
+// prev_pos is the read(2) position only; faults never set it (only filemap_read does).
 TEST(ReadaheadStream, FaultsDoNotSetPrevPos) {
   Model m(ModelSetup().ra(32));
   m.touch(10);
@@ -149,8 +150,8 @@ TEST(ReadaheadStream, FaultsDoNotSetPrevPos) {
 }
 
 // A marker hit that is not where this file's window expects it (another
-// open file read the pages, §7.5): the new window starts at the first hole
-// after the marker, sized from the distance to it plus the request.
+// open file read the pages): page_cache_async_ra starts the new window at the
+// first hole after the marker, sized from the distance to it plus the request.
 TEST(ReadaheadStream, MarkerOfAnotherStreamStartsAtTheFirstHole) {
   Model m(reader(32));
   m.read_pages(0, 1);  // (0, 4, 3): pages 0-3 cached, marker on 1
@@ -179,7 +180,7 @@ TEST(ReadaheadForced, WillneedReadsAbsentPagesInTwoMegabyteChunks) {
   EXPECT_EQ(m.mmap_miss(), 0u);
 }
 
-// --- large folios: the order ramp (§3.4, §7.5) ---------------------------------
+// --- large folios: the order ramp (page_cache_ra_order, page_cache_async_ra) ---
 
 // With ra_pages 2048 and large folios, each async window asks for two more
 // orders than the last, the window end is aligned to the new order, and the
@@ -246,7 +247,7 @@ TEST(ReadaheadOrder, PresentFolioFallsBackToOrderZero) {
   EXPECT_EQ(m.marks(0, 63), std::vector<pgoff_t>{32});
 }
 
-// --- the PG_readahead marker (§3.3) ---------------------------------------------
+// --- the PG_readahead marker (page_cache_ra_order, page_cache_ra_unbounded) ---
 
 class Marker : public ::testing::Test {
  protected:
@@ -306,7 +307,7 @@ TEST_F(Marker, LargeFolioPathKeepsTheMarkInsideATruncatedWindow) {
   EXPECT_EQ(m.marks(0, 1799), std::vector<pgoff_t>{1536});
 }
 
-// §7.4: when every page from the start of the file up to index-1 is cached,
+// page_cache_sync_ra: when every page from the start of the file up to index-1 is cached,
 // page_cache_prev_miss finds no hole ("none" = ULONG_MAX), so contig_count =
 // index - ULONG_MAX - 1 = index, doubled: size = min(2 * index + req, max).
 // A 4 KiB read(2) at page 5 of a fresh file descriptor with pages 0-4 cached

@@ -1,7 +1,7 @@
 // shmem_test.cc — tmpfs faults (mm/shmem.c through mm/memory.c) against
-// docs/kernel-fault-path.md §12 and seed 4: shmem has ->map_pages, so a hot
-// tmpfs file faults around like any other file; no readahead, no I/O, and
-// RSS goes to MM_SHMEMPAGES.
+// docs/fault-path.md, 'shmem and tmpfs faults', and seed 4: shmem has
+// ->map_pages, so a hot tmpfs file faults around like any other file; no
+// readahead, no I/O, and RSS goes to MM_SHMEMPAGES.
 #include "mm/shmem.h"
 
 #include <gtest/gtest.h>

@@ -4,11 +4,11 @@
 // the mmap_lock (an rw_semaphore) with mm_lock_seq.
 //
 // The structures are laid out as the kernel lays them out on x86-64
-// (docs/kernel-fault-path.md §9.4), with real atomics where the kernel uses
-// atomics, so which fields share vm_refcnt's cache line is a fact of this
-// code, checked by static_asserts, and real threads running it move the
-// same lines between CPUs that the kernel's do. Fields the model never uses
-// keep their place as padding of the right size.
+// (docs/fault-path.md, 'The layout of vm_area_struct'), with real atomics
+// where the kernel uses atomics, so which fields share vm_refcnt's cache line
+// is a fact of this code, checked by static_asserts, and real threads running
+// it move the same lines between CPUs that the kernel's do. Fields the model
+// never uses keep their place as padding of the right size.
 //
 // vm_refcnt (include/linux/mm_types.h):
 //   0                 detached; readers can never raise it

@@ -1,7 +1,8 @@
 // vmscan_test.cc — the classic two-list LRU, reclaim and workingset
-// detection (mm/vmscan.c, mm/swap.c, mm/workingset.c) against
-// docs/kernel-fault-path.md §6.1-§6.2: eviction order, the young-PTE second
-// trip, activation, unmapping on eviction, shadow entries and refaults.
+// detection (mm/vmscan.c, mm/swap.c, mm/workingset.c) as docs/fault-path.md
+// describes them ('The classic two-list LRU', 'Workingset shadow entries and
+// refaults'): eviction order, the young-PTE second trip, activation,
+// unmapping on eviction, shadow entries and refaults.
 #include "mm/vmscan.h"
 
 #include <gtest/gtest.h>
@@ -187,7 +188,7 @@ TEST_F(Reclaim, SecondSoftwareReferenceActivates) {
   EXPECT_EQ(lru().nonresident_age, 1u);  // workingset_activation ages the clock
 }
 
-// --- workingset: shadows and refaults (§6.2) ------------------------------------
+// --- workingset: shadows and refaults (workingset_eviction, workingset_refault) ---
 
 // A refault whose distance is within the active list is inserted active
 // (workingset_activate_file); without the shadow's workingset bit it gets
