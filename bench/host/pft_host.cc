@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   if (do_pft) {
     // The same pft the probe runs for `faultline compare` (src/probe/pft.cc).
     const size_t slice = slice_mb << 20;
-    for (const char* mode : {"threads", "processes"}) {
+    using faultline::workload::TaskSharing;
+    for (const TaskSharing mode : {TaskSharing::kThreads, TaskSharing::kProcesses}) {
       for (unsigned n : threads) {
         faultline::probe::PftRequest req;
         req.threads = n;
@@ -192,8 +193,8 @@ int main(int argc, char** argv) {
         std::printf(
             "pft %-9s t=%-2u %3zu MiB/task x %d passes: %7.3f M faults/s [%7.3f, %7.3f]"
             "  (%.3f faults/page)\n",
-            mode, n, slice_mb, passes, s.median / 1e6, s.min / 1e6, s.max / 1e6,
-            faultline::probe::spread(out.runs, "minflt").median / pages);
+            std::string(faultline::enum_name(mode)).c_str(), n, slice_mb, passes, s.median / 1e6,
+            s.min / 1e6, s.max / 1e6, faultline::probe::spread(out.runs, "minflt").median / pages);
       }
     }
   }

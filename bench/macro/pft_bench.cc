@@ -27,6 +27,10 @@
 namespace {
 
 using faultline::Config;
+using faultline::enum_name;
+using faultline::Interleave;
+namespace mm = faultline::mm;
+namespace workload = faultline::workload;
 
 double stat_min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 double stat_max(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
@@ -42,7 +46,7 @@ void run_one(benchmark::State& state, Config cfg, bool latency) {
     }
     const double w = r->get("model.wall_s");
     state.SetIterationTime(w);
-    faults += r->get("model.faults");
+    faults += r->get("pgfault");
     wall += w;
   }
   if (latency) {
@@ -65,7 +69,7 @@ benchmark::internal::Benchmark* reg(const std::string& name, const Config& cfg, 
 
 Config base_config() {
   Config c;
-  c.access.interleave = "real";
+  c.access.interleave = Interleave::kReal;
   c.access.coherence = false;
   return c;
 }
@@ -77,29 +81,31 @@ void register_all() {
   };
   const Variant variants[] = {
       {"base", false, false}, {"+patch1", true, false}, {"+patch2", true, true}};
-  for (const char* tasks : {"threads", "processes"}) {
+  for (const auto tasks : {workload::TaskSharing::kThreads, workload::TaskSharing::kProcesses}) {
     for (unsigned n : {1u, 2u}) {
       for (const Variant& v : variants) {
         Config c = base_config();
-        c.kernel.profile = "7.4";
+        c.kernel.profile = mm::Release::k7_4;
         c.kernel.vma_refcnt_p1 = v.p1;
         c.kernel.vma_refcnt_p2 = v.p2;
-        c.access.workload = "pft";
-        c.access.op = "write";
+        c.access.workload = workload::Kind::kPft;
+        c.access.op = workload::AccessOp::kWrite;
         c.access.tasks = tasks;
         c.access.threads = n;
         c.access.region = uint64_t{n} << 24;  // 16 MiB per task
         c.access.passes = 32;
-        reg(std::string("pft/") + tasks + "/t" + std::to_string(n) + "/" + v.name, c, false);
+        reg(std::string("pft/") + std::string(enum_name(tasks)) + "/t" + std::to_string(n) + "/" +
+                v.name,
+            c, false);
       }
     }
   }
   for (bool batched : {false, true}) {
     Config c = base_config();
-    c.kernel.profile = "7.1";
+    c.kernel.profile = mm::Release::k7_1;
     c.kernel.batched_rss = batched;
-    c.access.workload = "lat_pagefault";
-    c.access.op = "read";
+    c.access.workload = workload::Kind::kLatPagefault;
+    c.access.op = workload::AccessOp::kRead;
     c.access.threads = 1;
     c.access.region = 64 << 20;
     c.access.passes = 16;

@@ -12,9 +12,26 @@
 #include <utility>
 #include <vector>
 
+#include "mm/advice.h"
+#include "mm/profile.h"
+#include "util/enum_names.h"
 #include "util/status.h"
+#include "workload/access.h"
 
 namespace faultline {
+
+// file.large_folios: large folios in the page cache.
+#define FAULTLINE_LARGE_FOLIOS(X)                                          \
+  X(kAuto, "auto", "ext4 from 6.16, xfs; tmpfs per file.tmpfs_huge_order") \
+  X(kOn, "on") X(kOff, "off")
+FAULTLINE_NAMED_ENUM(LargeFolios, FAULTLINE_LARGE_FOLIOS)
+
+// access.interleave: how the concurrent engine orders the tasks' steps.
+#define FAULTLINE_INTERLEAVES(X)                                             \
+  X(kTimed, "timed", "the task with the smallest modelled clock steps next") \
+  X(kLockstep, "lockstep", "round-robin, one step per task per round")       \
+  X(kReal, "real", "one OS thread per task (wall-clock throughput)")
+FAULTLINE_NAMED_ENUM(Interleave, FAULTLINE_INTERLEAVES)
 
 struct MachineConfig {
   uint64_t memory = 8ULL << 30;             // RAM of the machine (bytes)
@@ -33,70 +50,56 @@ struct DeviceConfig {
 
 struct FileConfig {
   uint64_t size = 1ULL << 30;
-  std::string fs = "ext4";            // ext4 | xfs | tmpfs
-  std::string cache = "cold";         // cold | warm-read | warm-write
+  workload::FsType fs = workload::FsType::kExt4;
+  workload::CacheState cache = workload::CacheState::kCold;
   uint64_t write_chunk = 1ULL << 20;  // write(2) size that created the file (folio sizes)
   uint64_t warm_chunk = 1ULL << 20;   // read(2) size of the warm-read pass
-  std::string large_folios = "auto";  // auto | on | off (auto: per file system and profile)
-  uint32_t tmpfs_huge_order = 0;      // tmpfs huge=: 0 = never
-  // posix_fadvise() over the whole file before the accesses:
-  // normal | random | sequential | willneed | dontneed | noreuse
-  std::string fadvise = "normal";
+  LargeFolios large_folios = LargeFolios::kAuto;
+  uint32_t tmpfs_huge_order = 0;  // tmpfs huge=: 0 = never
+  // posix_fadvise() over the whole file before the accesses.
+  mm::Fadvise fadvise = mm::Fadvise::kNormal;
 };
 
 struct MappingConfig {
-  bool shared = true;              // MAP_SHARED, else MAP_PRIVATE
-  std::string madvise = "normal";  // normal | random | sequential | willneed | hugepage
-  uint64_t offset = 0;             // file offset of the mapping (bytes, page aligned)
-  uint64_t length = 0;             // bytes; 0: to the end of the file
-  uint64_t align_offset = 0;       // pages past a 2 MiB boundary where the VMA starts
+  bool shared = true;                          // MAP_SHARED, else MAP_PRIVATE
+  mm::Madvise madvise = mm::Madvise::kNormal;  // madvise() over the whole mapping first
+  uint64_t offset = 0;                         // file offset of the mapping (bytes, page aligned)
+  uint64_t length = 0;                         // bytes; 0: to the end of the file
+  uint64_t align_offset = 0;                   // pages past a 2 MiB boundary where the VMA starts
 };
 
 struct AccessConfig {
-  std::string pattern = "random";  // random | sequential | stride | trace
-  double fraction = 0.01;          // accesses = fraction x pages of the mapping
-  uint64_t count = 0;              // accesses; overrides fraction when > 0 (trace: truncates)
-  uint64_t stride = 1;             // pages between accesses (stride pattern)
-  uint64_t start = 0;              // first page (sequential and stride)
+  workload::Pattern pattern = workload::Pattern::kRandom;
+  double fraction = 0.01;  // accesses = fraction x pages of the mapping
+  uint64_t count = 0;      // accesses; overrides fraction when > 0 (trace: truncates)
+  uint64_t stride = 1;     // pages between accesses (stride pattern)
+  uint64_t start = 0;      // first page (sequential and stride)
   uint64_t seed = 1;
-  std::string op = "read";      // read | write
-  std::string method = "mmap";  // mmap: a load or store through the mapping; read: pread(2)
+  workload::AccessOp op = workload::AccessOp::kRead;
+  workload::AccessMethod method = workload::AccessMethod::kMmap;
   uint64_t read_size = 4096;    // bytes per pread(2) (method = read)
   double span = 1.0;            // the pattern covers the first span x pages of the mapping
   uint64_t dontneed_every = 0;  // MADV_DONTNEED the whole mapping after every N accesses
   // A recorded trace (pattern trace; formats in src/workload/trace.h).
   std::string trace;  // path; relative: to the scenario file (--set: to the current directory)
-  std::string trace_format = "pages";  // pages | offsets | csv
-  // Concurrent workloads (docs/concurrency.md); "stream" replays the pattern above.
-  std::string workload = "stream";   // stream | pft | lat_pagefault
-  uint32_t threads = 1;              // tasks faulting at once, one per CPU
-  std::string tasks = "threads";     // threads | threads-vma-each | processes
-  uint64_t region = 64ULL << 20;     // bytes faulted per pass, split between the tasks
-  uint64_t passes = 4;               // fault the region, MADV_DONTNEED it; repeat
-  std::string interleave = "timed";  // timed | lockstep | real
-  bool coherence = true;             // count cache-line transfers
+  workload::TraceFormat trace_format = workload::TraceFormat::kPages;
+  // Concurrent workloads (docs/concurrency.md); kStream replays the pattern above.
+  workload::Kind workload = workload::Kind::kStream;
+  uint32_t threads = 1;  // tasks faulting at once, one per CPU
+  workload::TaskSharing tasks = workload::TaskSharing::kThreads;
+  uint64_t region = 64ULL << 20;  // bytes faulted per pass, split between the tasks
+  uint64_t passes = 4;            // fault the region, MADV_DONTNEED it; repeat
+  Interleave interleave = Interleave::kTimed;
+  bool coherence = true;  // count cache-line transfers
 };
 
-// Kernel behaviour. The profile sets every switch; an explicit key overrides it.
+// Kernel behaviour: a release's profile, and any switch set explicitly on
+// top of it (one optional per entry of FAULTLINE_KERNEL_SWITCHES).
 struct KernelConfig {
-  std::string profile = "6.18";
-  std::optional<uint32_t> fault_around_bytes;
-  std::optional<bool> mmap_miss_p1;
-  std::optional<bool> mmap_miss_p2;
-  std::optional<bool> shmem_fault_around;
-  std::optional<bool> batched_rss;
-  std::optional<bool> per_vma_lock;
-  std::optional<bool> tried_after_major;
-  std::optional<bool> workingset_exclusion;
-  std::optional<bool> whole_folio_fault_around;
-  std::optional<bool> file_pmd_mapping;
-  std::optional<bool> prefault_young;
-  std::optional<bool> anon_pgoff_hi;
-  std::optional<bool> anon_rmap_assert;
-  std::optional<bool> vma_refcnt_p1;
-  std::optional<bool> vma_refcnt_p2;
-  std::optional<bool> debug_vm;
-  std::optional<bool> madvise_vma_lock;
+  mm::Release profile = mm::kDefaultRelease;
+#define FAULTLINE_X(type, name, by_release, doc) std::optional<type> name;
+  FAULTLINE_KERNEL_SWITCHES(FAULTLINE_X)
+#undef FAULTLINE_X
 };
 
 struct Config {
@@ -127,5 +130,17 @@ struct KeyDoc {
   std::string doc;
 };
 std::vector<KeyDoc> key_docs();
+
+// The named release's profile with every explicitly set kernel.* switch on top.
+mm::KernelProfile resolve_profile(const KernelConfig& kc);
+
+// One kernel switch: its key, meaning, and value under each release (in
+// FAULTLINE_KERNEL_RELEASES order), as text ("on", "off", "65536").
+struct SwitchDoc {
+  std::string key;
+  std::string doc;
+  std::vector<std::string> values;
+};
+std::vector<SwitchDoc> switch_docs();
 
 }  // namespace faultline

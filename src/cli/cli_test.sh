@@ -52,6 +52,17 @@ else
   fail=$((fail + 1)); echo "FAIL: reports differ between two identical runs"
 fi
 
+# The profile tables of docs/model_fidelity.md are what `faultline profiles` prints.
+doc="$(dirname "$0")/../../docs/model_fidelity.md"
+sed -n '/<!-- faultline profiles: begin -->/,/<!-- faultline profiles: end -->/p' "$doc" | sed '1d;$d' >"$tmp/doc-profiles"
+"$bin" profiles >"$tmp/profiles"
+if [ -s "$tmp/profiles" ] && cmp -s "$tmp/profiles" "$tmp/doc-profiles"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: docs/model_fidelity.md's profile tables differ from 'faultline profiles':"
+  diff "$tmp/doc-profiles" "$tmp/profiles" | head -20
+fi
+
 check "keys" 0 "" "$bin" keys
 grep -q "kernel.mmap_miss_p1" "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: keys lacks kernel.mmap_miss_p1"; }
 

@@ -149,6 +149,32 @@ void add_run_command(CLI::App& app) {
   run->callback([a] { do_run(*a); });
 }
 
+namespace {
+
+// The releases and every kernel switch under each, as the Markdown tables of
+// docs/model_fidelity.md ("Kernel profiles"; cli_test.sh checks they agree).
+std::string profile_tables() {
+  std::string out = "| kernel.profile | release |\n|---|---|\n";
+#define FAULTLINE_X(id, name, doc) out += std::string("| ") + name + " | " + doc + " |\n";
+  FAULTLINE_KERNEL_RELEASES(FAULTLINE_X)
+#undef FAULTLINE_X
+  out += "\n| switch (`kernel.<name>`) |";
+  std::string rule = "|---|";
+  for (const auto& r : enum_names(mm::Release{})) {
+    out += " " + std::string(r.name) + " |";
+    rule += "---|";
+  }
+  out += " what it changes |\n" + rule + "---|\n";
+  for (const SwitchDoc& d : switch_docs()) {
+    out += "| " + d.key.substr(d.key.find('.') + 1) + " |";
+    for (const std::string& v : d.values) out += " " + v + " |";
+    out += " " + d.doc + " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_keys_command(CLI::App& app) {
   CLI::App* keys = app.add_subcommand("keys", "list every scenario key with its default");
   keys->callback([] {
@@ -158,6 +184,9 @@ void add_keys_command(CLI::App& app) {
                   d.doc.c_str());
     }
   });
+  CLI::App* profiles = app.add_subcommand(
+      "profiles", "every kernel release and the value of each kernel switch under it (Markdown)");
+  profiles->callback([] { std::fputs(profile_tables().c_str(), stdout); });
 }
 
 }  // namespace faultline::cli

@@ -19,8 +19,8 @@ void add_sweep_command(CLI::App& app);
 
 // Exit statuses of every subcommand (README, "Exit status"):
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitInternal = 1;      // a failure of faultline itself
-inline constexpr int kExitBadInput = 2;      // the scenario, a trace, a flag or a key
+inline constexpr int kExitInternal = 1;        // a failure of faultline itself
+inline constexpr int kExitBadInput = 2;        // the scenario, a trace, a flag or a key
 inline constexpr int kExitOutOfTolerance = 3;  // compare --strict: a case outside tolerance
 inline constexpr int kExitEnvironment = 4;  // the machine lacks what is needed: root, loop devices,
                                             // mkfs, a memory cgroup

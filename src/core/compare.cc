@@ -1,5 +1,7 @@
 #include "faultline/compare.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -39,20 +41,20 @@ double absolute_floor(const std::string& counter) {
   return 0;
 }
 
-// The value of a probe enum, from its first to `last`, whose to_string() is
-// `name`: the configuration's words for madvise and fadvise hints are the
-// probe's.
-template <typename E>
-bool probe_value(const std::string& name, E last, E* out) {
-  for (int i = 0; i <= static_cast<int>(last); ++i) {
-    const auto e = static_cast<E>(i);
-    if (name == probe::to_string(e)) {
-      *out = e;
-      return true;
-    }
-  }
-  return false;
-}
+// The model's advice carries the kernel's uapi numbers, which the probe
+// hands to madvise(2) and posix_fadvise(2) as they are.
+static_assert(static_cast<int>(mm::Madvise::kNormal) == MADV_NORMAL);
+static_assert(static_cast<int>(mm::Madvise::kRandom) == MADV_RANDOM);
+static_assert(static_cast<int>(mm::Madvise::kSequential) == MADV_SEQUENTIAL);
+static_assert(static_cast<int>(mm::Madvise::kWillneed) == MADV_WILLNEED);
+static_assert(static_cast<int>(mm::Madvise::kDontneed) == MADV_DONTNEED);
+static_assert(static_cast<int>(mm::Madvise::kHugepage) == MADV_HUGEPAGE);
+static_assert(static_cast<int>(mm::Fadvise::kNormal) == POSIX_FADV_NORMAL);
+static_assert(static_cast<int>(mm::Fadvise::kRandom) == POSIX_FADV_RANDOM);
+static_assert(static_cast<int>(mm::Fadvise::kSequential) == POSIX_FADV_SEQUENTIAL);
+static_assert(static_cast<int>(mm::Fadvise::kWillneed) == POSIX_FADV_WILLNEED);
+static_assert(static_cast<int>(mm::Fadvise::kDontneed) == POSIX_FADV_DONTNEED);
+static_assert(static_cast<int>(mm::Fadvise::kNoreuse) == POSIX_FADV_NOREUSE);
 
 Result<probe::Request> make_request(const Config& cfg, const std::string& name,
                                     const CompareOptions& opts, int repetitions) {
@@ -61,39 +63,31 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   };
   if (cfg.mapping.offset || cfg.mapping.length) return unsupported("mapping.offset/length");
   if (cfg.mapping.align_offset) return unsupported("mapping.align_offset");
-  if (cfg.file.large_folios != "auto") return unsupported("file.large_folios");
+  if (cfg.file.large_folios != LargeFolios::kAuto) return unsupported("file.large_folios");
   if (cfg.file.tmpfs_huge_order) return unsupported("file.tmpfs_huge_order");
   if (cfg.access.dontneed_every) return unsupported("access.dontneed_every");
   probe::Request r;
   r.name = name;
   r.file_bytes = cfg.file.size;
-  r.fs = cfg.file.fs == "xfs"     ? probe::FsType::kXfs
-         : cfg.file.fs == "tmpfs" ? probe::FsType::kTmpfs
-                                  : probe::FsType::kExt4;
+  r.fs = cfg.file.fs;
   r.read_ahead_kb = cfg.device.read_ahead_kb;
   r.memory_limit_bytes = cfg.machine.memory_limit;
   r.map_shared = cfg.mapping.shared;
-  if (!probe_value(cfg.mapping.madvise, probe::Advice::kHugepage, &r.advice)) {
-    return unsupported("mapping.madvise=" + cfg.mapping.madvise);
-  }
-  r.write = cfg.access.op == "write";
-  if (!probe_value(cfg.file.fadvise, probe::Fadvise::kNoreuse, &r.fadvise)) {
-    return unsupported("file.fadvise=" + cfg.file.fadvise);
-  }
-  r.method = cfg.access.method == "read" ? probe::Method::kRead : probe::Method::kMmap;
-  r.cache = cfg.file.cache == "warm-read"    ? probe::CacheState::kWarmRead
-            : cfg.file.cache == "warm-write" ? probe::CacheState::kWarmWrite
-                                             : probe::CacheState::kCold;
+  r.madvise_advice = static_cast<int>(cfg.mapping.madvise);
+  r.fadvise_advice = static_cast<int>(cfg.file.fadvise);
+  r.write = cfg.access.op == workload::AccessOp::kWrite;
+  r.method = cfg.access.method;
+  r.cache = cfg.file.cache;
   r.write_chunk_bytes = static_cast<uint32_t>(cfg.file.write_chunk);
   r.warm_chunk_bytes = static_cast<uint32_t>(cfg.file.warm_chunk);
   const workload::AccessSpec spec = engine::make_access_spec(cfg);
   auto pages = workload::generate_all(spec);
   if (!pages.ok()) return pages.status();
   r.pages = std::move(*pages);
-  if (r.method == probe::Method::kRead) {
+  if (r.method == workload::AccessMethod::kRead) {
     // One pread per access: a traced access keeps its length, a generated
     // one (or a page index) reads access.read_size.
-    if (spec.pattern == "trace") {
+    if (spec.pattern == workload::Pattern::kTrace) {
       auto ranges = workload::read_trace_ranges(spec);
       if (!ranges.ok()) return ranges.status();
       for (const workload::ByteRange& br : *ranges) {
@@ -185,10 +179,10 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   const int reps = opts.repetitions > 0 ? opts.repetitions : sc.probe.repetitions;
   for (PlannedRun& p : *plan) {
     const std::string name = file_safe(sc.name + "-" + p.case_name + "-" + p.variant);
-    const bool pft = p.cfg.access.workload == "pft";
-    if (pft || p.cfg.access.workload == "lat_pagefault") {
+    const bool pft = p.cfg.access.workload == workload::Kind::kPft;
+    if (pft || p.cfg.access.workload == workload::Kind::kLatPagefault) {
       // Anonymous memory or a memfd: no file system, loop device or root needed.
-      if (pft && p.cfg.access.op != "write") {
+      if (pft && p.cfg.access.op != workload::AccessOp::kWrite) {
         return Status::InvalidArgument(sc.source +
                                        ": probe: pft runs write faults (access.op=write)");
       }
@@ -205,10 +199,6 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       if (!st.ok()) return st.with_context(sc.source);
       out.push_back(std::move(pr));
       continue;
-    }
-    if (p.cfg.access.workload != "stream") {
-      return Status::InvalidArgument(sc.source + ": probe: access.workload=" +
-                                     p.cfg.access.workload + " cannot be run on the host kernel");
     }
     auto req = make_request(p.cfg, name, opts, reps);
     if (!req.ok()) return req.status().with_context(sc.source);
@@ -241,13 +231,13 @@ std::string host_profile_name() {
   // The newest profile not newer than the running kernel.
   std::string best = "6.9";
   int best_v = 0;
-  for (std::string_view n : mm::profile_names()) {
+  for (const auto& r : enum_names(mm::Release{})) {
     int a = 0, b = 0;
-    if (std::sscanf(std::string(n).c_str(), "%d.%d", &a, &b) != 2) continue;
+    if (std::sscanf(std::string(r.name).c_str(), "%d.%d", &a, &b) != 2) continue;
     const int pv = a * 100 + b;
     if (pv <= v && pv > best_v) {
       best_v = pv;
-      best = std::string(n);
+      best = std::string(r.name);
     }
   }
   return best;
@@ -302,7 +292,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     // Concurrent workloads with more tasks than this machine has CPUs: the
     // model's time estimate shares the same number of CPUs.
     const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-    if (p.cfg.access.workload != "stream" && p.cfg.machine.cpus == 0 && online > 0 &&
+    if (p.cfg.access.workload != workload::Kind::kStream && p.cfg.machine.cpus == 0 && online > 0 &&
         static_cast<unsigned long>(online) < p.cfg.access.threads) {
       p.cfg.machine.cpus = static_cast<uint32_t>(online);
     }
@@ -344,7 +334,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     }
     std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
     for (const char* name : kCompared) compared.emplace_back(name, name);
-    if (pr.plan.cfg.access.workload != "stream") {
+    if (pr.plan.cfg.access.workload != workload::Kind::kStream) {
       // The model's rate comes from illustrative per-step costs: shown, not judged.
       compared.emplace_back("faults_per_s", "model.est_faults_per_s");
       compared.emplace_back("ns_per_fault", "model.est_ns_per_fault");

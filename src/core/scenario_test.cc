@@ -88,12 +88,12 @@ mmap_miss_p1 = true
   EXPECT_EQ(sc.base.machine.memory, 2ULL << 30);
   EXPECT_EQ(sc.base.device.read_ahead_kb, 8192u);
   EXPECT_EQ(sc.base.file.size, 64ULL << 20);
-  EXPECT_EQ(sc.base.file.fs, "xfs");
+  EXPECT_EQ(sc.base.file.fs, workload::FsType::kXfs);
   EXPECT_FALSE(sc.base.mapping.shared);
-  EXPECT_EQ(sc.base.access.pattern, "stride");
+  EXPECT_EQ(sc.base.access.pattern, workload::Pattern::kStride);
   EXPECT_EQ(sc.base.access.stride, 1021u);
   EXPECT_DOUBLE_EQ(sc.base.access.fraction, 0.25);
-  EXPECT_EQ(sc.base.kernel.profile, "6.9");
+  EXPECT_EQ(sc.base.kernel.profile, mm::Release::k6_9);
   EXPECT_EQ(sc.base.kernel.mmap_miss_p1, true);
   EXPECT_FALSE(sc.base.kernel.mmap_miss_p2.has_value());
 }
@@ -312,7 +312,7 @@ TEST(AccessSpec, CarriesTheTraceToTheProbe) {
   ASSERT_EQ(validate(cfg).message(), "");
   const workload::AccessSpec spec = engine::make_access_spec(cfg);
   EXPECT_EQ(spec.trace, path);
-  EXPECT_EQ(spec.trace_format, "csv");
+  EXPECT_EQ(spec.trace_format, workload::TraceFormat::kCsv);
   EXPECT_EQ(spec.pages, 256u);  // the whole mapping, whatever access.span says
   auto pages = workload::generate_all(spec);
   ASSERT_TRUE(pages.ok()) << pages.status().message();
@@ -371,7 +371,7 @@ TEST(PlanRuns, ExpandsCasesTimesVariantsInOrder) {
   EXPECT_EQ((*runs)[0].cfg.access.seed, 10u);
   EXPECT_EQ((*runs)[1].cfg.access.seed, 20u);
   EXPECT_EQ((*runs)[3].cfg.access.seed, 1u);
-  EXPECT_EQ((*runs)[3].cfg.access.pattern, "sequential");
+  EXPECT_EQ((*runs)[3].cfg.access.pattern, workload::Pattern::kSequential);
   EXPECT_EQ((*runs)[1].cfg.kernel.mmap_miss_p1, true);
   EXPECT_FALSE((*runs)[2].cfg.kernel.mmap_miss_p1.has_value());
   // The base is untouched.
@@ -462,8 +462,8 @@ TEST(DefaultScenario, IsSeedOneOfTheSpec) {
   EXPECT_EQ(sc.base.machine.memory, 8ULL << 30);
   EXPECT_EQ(sc.base.device.read_ahead_kb, 8192u);
   EXPECT_DOUBLE_EQ(sc.base.access.fraction, 0.01);
-  EXPECT_EQ(sc.base.kernel.profile, "7.1");
-  EXPECT_EQ(sc.base.file.cache, "cold");
+  EXPECT_EQ(sc.base.kernel.profile, mm::Release::k7_1);
+  EXPECT_EQ(sc.base.file.cache, workload::CacheState::kCold);
   EXPECT_TRUE(sc.base.mapping.shared);
 }
 

@@ -24,7 +24,7 @@ class TextTracer final : public mm::Tracer {
   bool ok() const { return static_cast<bool>(out_); }
   void event(const mm::TraceEvent& e) override {
     char buf[320];
-    const std::string_view name = mm::trace_kind_name(e.kind);
+    const std::string_view name = enum_name(e.kind);
     int n = 0;
     switch (e.kind) {
       case mm::TraceKind::kFilemapFault:

@@ -13,17 +13,17 @@ namespace faultline::engine {
 namespace {
 
 RunResult run_real(Config c) {
-  c.access.interleave = "real";
+  c.access.interleave = Interleave::kReal;
   auto r = make_concurrent_engine()->run(c, nullptr, {});
   EXPECT_TRUE(r.ok());
   return r.ok() ? *r : RunResult{};
 }
 
-Config small(const char* workload, unsigned threads) {
+Config small(workload::Kind kind, unsigned threads) {
   Config c;
-  c.kernel.profile = "7.4";
-  c.access.workload = workload;
-  c.access.op = "write";
+  c.kernel.profile = mm::Release::k7_4;
+  c.access.workload = kind;
+  c.access.op = workload::AccessOp::kWrite;
   c.access.threads = threads;
   c.access.region = uint64_t{threads} << 20;  // 256 pages per thread
   c.access.passes = 3;
@@ -32,7 +32,7 @@ Config small(const char* workload, unsigned threads) {
 
 TEST(Concurrency, PftThreadsOnOneVma) {
   for (bool track : {false, true}) {
-    Config c = small("pft", 4);
+    Config c = small(workload::Kind::kPft, 4);
     c.access.coherence = track;
     const RunResult r = run_real(c);
     EXPECT_EQ(r.get("pgfault"), 4 * 256 * 3);
@@ -44,11 +44,12 @@ TEST(Concurrency, PftThreadsOnOneVma) {
 }
 
 TEST(Concurrency, PftMmapLockPathAndSharingModes) {
-  Config c = small("pft", 3);
+  Config c = small(workload::Kind::kPft, 3);
   c.kernel.per_vma_lock = false;
   EXPECT_EQ(run_real(c).get("model.mmap_lock_faults"), 3 * 256 * 3);
-  for (const char* tasks : {"threads-vma-each", "processes"}) {
-    Config d = small("pft", 3);
+  for (const auto tasks :
+       {workload::TaskSharing::kThreadsVmaEach, workload::TaskSharing::kProcesses}) {
+    Config d = small(workload::Kind::kPft, 3);
     d.access.tasks = tasks;
     const RunResult r = run_real(d);
     EXPECT_EQ(r.get("pgfault"), 3 * 256 * 3);
@@ -58,8 +59,8 @@ TEST(Concurrency, PftMmapLockPathAndSharingModes) {
 
 TEST(Concurrency, LatPagefaultThreads) {
   for (bool batched : {false, true}) {
-    Config c = small("lat_pagefault", 3);
-    c.access.op = "read";
+    Config c = small(workload::Kind::kLatPagefault, 3);
+    c.access.op = workload::AccessOp::kRead;
     c.kernel.batched_rss = batched;
     const RunResult r = run_real(c);
     EXPECT_EQ(r.get("pgfault"), 3 * (256 / 16) * 3);

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/profile_resolve.h"
+#include "engine/counters.h"
 #include "mm/percpu_counter.h"
 #include "mm/smp_fault.h"
 
@@ -20,14 +20,19 @@ namespace smp = mm::smp;
 
 smp::WorldSpec make_spec(const Config& cfg) {
   smp::WorldSpec s;
-  s.workload = cfg.access.workload == "lat_pagefault" ? smp::SmpWorkload::kLatPagefault
-                                                      : smp::SmpWorkload::kPft;
-  if (cfg.access.tasks == "threads-vma-each") {
-    s.sharing = smp::SmpSharing::kThreadsVmaEach;
-  } else if (cfg.access.tasks == "processes") {
-    s.sharing = smp::SmpSharing::kProcesses;
-  } else {
-    s.sharing = smp::SmpSharing::kThreads;
+  s.workload = cfg.access.workload == workload::Kind::kLatPagefault
+                   ? smp::SmpWorkload::kLatPagefault
+                   : smp::SmpWorkload::kPft;
+  switch (cfg.access.tasks) {
+    case workload::TaskSharing::kThreads:
+      s.sharing = smp::SmpSharing::kThreads;
+      break;
+    case workload::TaskSharing::kThreadsVmaEach:
+      s.sharing = smp::SmpSharing::kThreadsVmaEach;
+      break;
+    case workload::TaskSharing::kProcesses:
+      s.sharing = smp::SmpSharing::kProcesses;
+      break;
   }
   s.nr_cpus = cfg.access.threads;
   s.prof = resolve_profile(cfg.kernel);
@@ -37,9 +42,9 @@ smp::WorldSpec make_spec(const Config& cfg) {
   }
   s.slice_pages = slice;
   s.passes = cfg.access.passes;
-  s.write = cfg.access.op == "write";
+  s.write = cfg.access.op == workload::AccessOp::kWrite;
   s.track_lines = cfg.access.coherence;
-  s.real_work = cfg.access.interleave == "real";
+  s.real_work = cfg.access.interleave == Interleave::kReal;
   s.rss_batch = mm::percpu_counter_batch(cfg.machine.cpus ? cfg.machine.cpus : s.nr_cpus);
   return s;
 }
@@ -61,7 +66,7 @@ uint64_t total_faults(const smp::World& w) {
 void report_progress(smp::World& w, const RunProgress& progress) {
   if (!progress) return;
   uint64_t done = 0;
-  for (unsigned i = 0; i < w.nr_tasks(); ++i) done += w.task(i).stats.faults;
+  for (unsigned i = 0; i < w.nr_tasks(); ++i) done += w.task(i).vm_events[mm::VmEvent::pgfault];
   progress(done, total_faults(w));
 }
 
@@ -139,12 +144,16 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
   (void)tracer;  // the concurrent model has no tracepoints yet
   smp::World w(make_spec(cfg));
   Timing tm;
-  if (cfg.access.interleave == "real") {
-    tm = run_real(w);
-  } else if (cfg.access.interleave == "lockstep") {
-    tm = run_lockstep(w, progress);
-  } else {
-    tm = run_timed(w, progress);
+  switch (cfg.access.interleave) {
+    case Interleave::kReal:
+      tm = run_real(w);
+      break;
+    case Interleave::kLockstep:
+      tm = run_lockstep(w, progress);
+      break;
+    case Interleave::kTimed:
+      tm = run_timed(w, progress);
+      break;
   }
   // More tasks than CPUs (machine.cpus): they take turns, so the run lasts
   // at least their summed work over the CPUs. The order of steps, and so
@@ -154,31 +163,23 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
   }
   report_progress(w, progress);
 
-  const smp::TaskStats s = w.total_stats();
-  const double faults = static_cast<double>(s.faults);
+  const mm::VmStat ev = w.vm_events();
+  const double faults = static_cast<double>(ev[mm::VmEvent::pgfault]);
   auto per_fault = [&](double v) { return faults > 0 ? v / faults : 0.0; };
   RunResult r;
   r.config = effective_keys(cfg);
+  TaskCounters task;
+  task.min_flt = w.min_flt();
+  task.rss[mm::MM_ANONPAGES] = w.rss_sum(mm::MM_ANONPAGES);
+  task.rss[mm::MM_FILEPAGES] = w.rss_sum(mm::MM_FILEPAGES);
+  // elapsed_s: the same meaning as the serial engine's, the run's duration
+  // as the model sees it: wall-clock time on real threads, the makespan of
+  // the per-step costs otherwise.
+  const bool real = cfg.access.interleave == Interleave::kReal;
+  report_counters(ev, task, real ? tm.wall_s : tm.makespan_ns / 1e9, &r);
   auto add = [&](std::string name, double v) { r.counters.push_back({std::move(name), v}); };
-  add("pgfault", faults);
-  add("pgmajfault", 0);
-  add("minflt", faults);
-  add("majflt", 0);
-  add("vma_lock_success", static_cast<double>(s.vma_lock_success));
-  add("vma_lock_abort", static_cast<double>(s.vma_lock_abort));
-  add("vma_lock_retry", static_cast<double>(s.vma_lock_retry));
-  add("vma_lock_miss", static_cast<double>(s.vma_lock_miss));
-  add("rss_anon_kb", static_cast<double>(w.rss_sum(mm::MM_ANONPAGES) * 4));
-  add("rss_file_kb", static_cast<double>(w.rss_sum(mm::MM_FILEPAGES) * 4));
   add("model.threads", w.nr_tasks());
-  add("model.faults", faults);
-  add("model.zaps", static_cast<double>(s.zaps));
-  add("model.steps", static_cast<double>(s.steps));
-  add("model.mmap_lock_faults", static_cast<double>(s.mmap_lock_faults));
-  add("model.tlb_ipis", static_cast<double>(s.tlb_ipis));
-  add("model.rss_updates", static_cast<double>(s.rss_updates));
-  add("model.rss_updates_per_fault", per_fault(static_cast<double>(s.rss_updates)));
-  add("model.rss_folds", static_cast<double>(s.rss_folds));
+  add("model.rss_updates_per_fault", per_fault(static_cast<double>(ev[mm::VmEvent::rss_updates])));
   add("model.rss_batch", w.spec().rss_batch);
   if (const mm::CoherenceTracker* coh = w.coherence()) {
     const mm::LineGroupStats t = coh->total();
@@ -196,11 +197,7 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
       add(p + "upgrades_per_fault", per_fault(static_cast<double>(g.upgrades)));
     }
   }
-  // elapsed_s: the same meaning as the serial engine's, the run's duration
-  // as the model sees it: wall-clock time on real threads, the makespan of
-  // the per-step costs otherwise.
-  add("elapsed_s", cfg.access.interleave == "real" ? tm.wall_s : tm.makespan_ns / 1e9);
-  if (cfg.access.interleave == "real") {
+  if (real) {
     add("model.wall_s", tm.wall_s);
     add("model.wall_faults_per_s", tm.wall_s > 0 ? faults / tm.wall_s : 0);
   } else {
@@ -214,6 +211,8 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
 
 std::unique_ptr<Engine> make_concurrent_engine() { return std::make_unique<ConcurrentEngine>(); }
 
-bool is_concurrent_workload(const Config& cfg) { return cfg.access.workload != "stream"; }
+bool is_concurrent_workload(const Config& cfg) {
+  return cfg.access.workload != workload::Kind::kStream;
+}
 
 }  // namespace faultline::engine

@@ -10,13 +10,13 @@ namespace {
 
 Config pft(unsigned threads, uint64_t region, uint64_t passes) {
   Config c;
-  c.kernel.profile = "7.4";
-  c.access.workload = "pft";
-  c.access.op = "write";
+  c.kernel.profile = mm::Release::k7_4;
+  c.access.workload = workload::Kind::kPft;
+  c.access.op = workload::AccessOp::kWrite;
   c.access.threads = threads;
   c.access.region = region;
   c.access.passes = passes;
-  c.access.interleave = "lockstep";
+  c.access.interleave = Interleave::kLockstep;
   return c;
 }
 
@@ -26,9 +26,7 @@ RunResult run(const Config& c) {
   return r.ok() ? *r : RunResult{};
 }
 
-double total(const RunResult& r, const std::string& name) {
-  return r.get(name) * r.get("model.faults");
-}
+double total(const RunResult& r, const std::string& name) { return r.get(name) * r.get("pgfault"); }
 
 enum Variant { kBase, kPatch1, kPatch12 };
 Config with(Config c, Variant v) {
@@ -40,7 +38,7 @@ Config with(Config c, Variant v) {
 TEST(ConcurrentEngine, RoutesOnlyConcurrentWorkloads) {
   Config c;
   EXPECT_FALSE(is_concurrent_workload(c));
-  c.access.workload = "pft";
+  c.access.workload = workload::Kind::kPft;
   EXPECT_TRUE(is_concurrent_workload(c));
 }
 
@@ -87,7 +85,7 @@ TEST(ConcurrentEngine, TwoThreadsLockstepExactCounts) {
   for (Variant v : {kBase, kPatch1, kPatch12}) {
     SCOPED_TRACE(v);
     const RunResult r = run(with(pft(2, 4 << 20, 2), v));
-    ASSERT_EQ(r.get("model.faults"), 2048);
+    ASSERT_EQ(r.get("pgfault"), 2048);
     EXPECT_EQ(total(r, "model.coherence.vma.line0.misses_per_fault"), 0);
     EXPECT_EQ(total(r, "model.coherence.vma.line1.misses_per_fault"), 1);
     EXPECT_EQ(total(r, "model.coherence.vma.line2.misses_per_fault"), 4103);
@@ -108,20 +106,21 @@ TEST(ConcurrentEngine, TwoThreadsLockstepExactCounts) {
 // patch removes transfers of vm_refcnt's line, as the seed reports; with a
 // VMA per thread or processes there is nothing left to remove.
 TEST(ConcurrentEngine, TimedSevenThreadsMoveAsTheSeedReports) {
-  auto transfers = [](Variant v, const char* tasks) {
+  using workload::TaskSharing;
+  auto transfers = [](Variant v, TaskSharing tasks) {
     Config c = with(pft(7, 7 << 20, 2), v);
-    c.access.interleave = "timed";
+    c.access.interleave = Interleave::kTimed;
     c.access.tasks = tasks;
     return run(c).get("model.coherence_transfers_per_fault");
   };
-  const double base = transfers(kBase, "threads");
-  const double p1 = transfers(kPatch1, "threads");
-  const double p12 = transfers(kPatch12, "threads");
+  const double base = transfers(kBase, TaskSharing::kThreads);
+  const double p1 = transfers(kPatch1, TaskSharing::kThreads);
+  const double p12 = transfers(kPatch12, TaskSharing::kThreads);
   EXPECT_GT(base, p1 + 0.2);
   EXPECT_GT(p1, p12 + 0.2);
-  EXPECT_LT(transfers(kBase, "threads-vma-each"), 0.1);
-  EXPECT_EQ(transfers(kBase, "processes"), 0);
-  EXPECT_EQ(transfers(kPatch12, "processes"), 0);
+  EXPECT_LT(transfers(kBase, TaskSharing::kThreadsVmaEach), 0.1);
+  EXPECT_EQ(transfers(kBase, TaskSharing::kProcesses), 0);
+  EXPECT_EQ(transfers(kPatch12, TaskSharing::kProcesses), 0);
 }
 
 TEST(ConcurrentEngine, DebugVmKeepsTheAssertion) {
@@ -147,9 +146,9 @@ TEST(ConcurrentEngine, MmapLockPathBouncesTheRwsem) {
 // that of two at a time, twice one task's rate, not four times.
 TEST(ConcurrentEngine, MoreTasksThanCpusShareThem) {
   Config one = pft(1, 4 << 20, 2);
-  one.access.tasks = "processes";
+  one.access.tasks = workload::TaskSharing::kProcesses;
   Config four = pft(4, 16 << 20, 2);
-  four.access.tasks = "processes";
+  four.access.tasks = workload::TaskSharing::kProcesses;
   const double rate1 = run(one).get("model.est_faults_per_s");
   const double rate4 = run(four).get("model.est_faults_per_s");
   four.machine.cpus = 2;
@@ -163,13 +162,13 @@ TEST(ConcurrentEngine, MoreTasksThanCpusShareThem) {
 // per call; the zap adds one per PTE table either way.
 Config lat_pagefault(bool batched, unsigned threads, uint64_t region, uint64_t passes) {
   Config c;
-  c.kernel.profile = "7.1";
+  c.kernel.profile = mm::Release::k7_1;
   c.kernel.batched_rss = batched;
-  c.access.workload = "lat_pagefault";
+  c.access.workload = workload::Kind::kLatPagefault;
   c.access.threads = threads;
   c.access.region = region;
   c.access.passes = passes;
-  c.access.interleave = "lockstep";
+  c.access.interleave = Interleave::kLockstep;
   return c;
 }
 

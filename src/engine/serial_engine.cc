@@ -6,8 +6,9 @@
 // the access stream. Counters are the deltas over madvise + accesses.
 #include <algorithm>
 #include <array>
+#include <iterator>
 
-#include "core/profile_resolve.h"
+#include "engine/counters.h"
 #include "engine/engine.h"
 #include "mm/filemap.h"
 #include "mm/madvise.h"
@@ -19,11 +20,17 @@
 namespace faultline::engine {
 namespace {
 
+using workload::AccessMethod;
+using workload::AccessOp;
+using workload::CacheState;
+using workload::FsType;
+using workload::Pattern;
+
 unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {
-  if (cfg.file.large_folios == "off") return 0;
-  if (cfg.file.fs == "tmpfs") return cfg.file.tmpfs_huge_order;
-  if (cfg.file.large_folios == "on") return mm::kMaxPagecacheOrder;
-  if (cfg.file.fs == "xfs") return mm::kMaxPagecacheOrder;
+  if (cfg.file.large_folios == LargeFolios::kOff) return 0;
+  if (cfg.file.fs == FsType::kTmpfs) return cfg.file.tmpfs_huge_order;
+  if (cfg.file.large_folios == LargeFolios::kOn) return mm::kMaxPagecacheOrder;
+  if (cfg.file.fs == FsType::kXfs) return mm::kMaxPagecacheOrder;
   return prof.ext4_large_folios ? mm::kMaxPagecacheOrder : 0;
 }
 
@@ -42,8 +49,8 @@ struct Stream {
 Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
   auto gen = workload::make_generator(spec);
   if (!gen.ok()) return gen.status();
-  const bool write = s.cfg.access.op == "write";
-  const bool read_method = s.cfg.access.method == "read";
+  const bool write = s.cfg.access.op == AccessOp::kWrite;
+  const bool read_method = s.cfg.access.method == AccessMethod::kRead;
   const uint64_t read_size = s.cfg.access.read_size;
   const uint64_t dontneed_every = s.cfg.access.dontneed_every;
   std::array<uint64_t, 4096> buf;
@@ -98,7 +105,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   bdi.latency_ns = cfg.device.latency_us * 1e3;
   mm::Kernel k(prof, cache_capacity_pages(cfg), bdi, mm::CpuCosts{});
 
-  const bool tmpfs = cfg.file.fs == "tmpfs";
+  const bool tmpfs = cfg.file.fs == FsType::kTmpfs;
   mm::AddressSpace* as = k.new_address_space(cfg.file.size, tmpfs, file_max_order(cfg, prof));
   mm::File* file = k.open(as);
 
@@ -108,12 +115,12 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
     for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
       mm::shmem_write(k, *file, pos, cfg.file.write_chunk, cfg.file.tmpfs_huge_order);
     }
-  } else if (cfg.file.cache == "warm-write") {
+  } else if (cfg.file.cache == CacheState::kWarmWrite) {
     for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
       mm::filemap_write(k, *file, pos, cfg.file.write_chunk);
     }
     mm::filemap_fsync(k, *as);
-  } else if (cfg.file.cache == "warm-read") {
+  } else if (cfg.file.cache == CacheState::kWarmRead) {
     // Through an open file of its own, as the probe does: the accesses then
     // start from a fresh file_ra_state, as another process's would.
     mm::File* warm = k.open(as);
@@ -126,69 +133,38 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   const uint64_t map_pages = mapping_pages(cfg);
 
   mm::vm_flags_t flags = mm::VM_READ;
-  if (cfg.access.op == "write") flags |= mm::VM_WRITE;
+  if (cfg.access.op == AccessOp::kWrite) flags |= mm::VM_WRITE;
   if (cfg.mapping.shared) flags |= mm::VM_SHARED;
   mm::Vma* vma = k.mmap(&mm, file, cfg.mapping.offset >> mm::kPageShift, map_pages, flags,
                         cfg.mapping.align_offset);
 
   const mm::VmStat before = k.vmstat();
   const double t0 = k.now_ns();
-  mm::Madvise advice;
-  mm::parse_madvise(cfg.mapping.madvise, &advice);
-  mm::do_madvise(k, *vma, 0, map_pages, advice);
-  if (cfg.file.fadvise != "normal") {
-    mm::Fadvise fadvice;
-    mm::parse_fadvise(cfg.file.fadvise, &fadvice);
-    mm::do_fadvise(k, *file, 0, as->nr_pages(), fadvice);
+  mm::do_madvise(k, *vma, 0, map_pages, cfg.mapping.madvise);
+  if (cfg.file.fadvise != mm::Fadvise::kNormal) {
+    mm::do_fadvise(k, *file, 0, as->nr_pages(), cfg.file.fadvise);
   }
 
   const workload::AccessSpec spec = make_access_spec(cfg);
   Stream st{k, *vma, *file, cfg, map_pages, progress};
   k.set_tracer(tracer);
-  const Status replayed = cfg.access.method == "read" && spec.pattern == "trace"
-                              ? replay_traced_reads(st, spec)
-                              : replay_stream(st, spec);
+  const Status replayed =
+      cfg.access.method == AccessMethod::kRead && spec.pattern == Pattern::kTrace
+          ? replay_traced_reads(st, spec)
+          : replay_stream(st, spec);
   k.set_tracer(nullptr);
   FAULTLINE_RETURN_IF_ERROR(replayed);
 
   RunResult r;
   r.config = effective_keys(cfg);
-  const mm::VmStat& after = k.vmstat();
-  auto delta = [&](mm::VmEvent e) { return static_cast<double>(after[e] - before[e]); };
+  TaskCounters task;
+  task.min_flt = mm.min_flt;
+  task.maj_flt = mm.maj_flt;
+  std::copy(std::begin(mm.rss), std::end(mm.rss), std::begin(task.rss));
+  report_counters(k.vmstat() - before, task, (k.now_ns() - t0) / 1e9, &r);
   auto add = [&](const char* name, double v) { r.counters.push_back({name, v}); };
-  using E = mm::VmEvent;
-  add("pgpgin", delta(E::pgpgin));
-  add("pgpgout", delta(E::pgpgout));
-  add("pgfault", delta(E::pgfault));
-  add("pgmajfault", delta(E::pgmajfault));
-  add("minflt", static_cast<double>(mm.min_flt));
-  add("majflt", static_cast<double>(mm.maj_flt));
-  add("workingset_refault_file", delta(E::workingset_refault_file));
-  add("workingset_activate_file", delta(E::workingset_activate_file));
-  add("workingset_restore_file", delta(E::workingset_restore_file));
-  add("pgactivate", delta(E::pgactivate));
-  add("pgdeactivate", delta(E::pgdeactivate));
-  add("pgscan_file", delta(E::pgscan_file));
-  add("pgsteal_file", delta(E::pgsteal_file));
-  add("vma_lock_success", delta(E::vma_lock_success));
-  add("vma_lock_retry", delta(E::vma_lock_retry));
-  add("thp_file_mapped", delta(E::thp_file_mapped));
-  add("rss_file_kb", static_cast<double>(mm.rss[mm::MM_FILEPAGES] * 4));
-  add("rss_shmem_kb", static_cast<double>(mm.rss[mm::MM_SHMEMPAGES] * 4));
-  add("rss_anon_kb", static_cast<double>(mm.rss[mm::MM_ANONPAGES] * 4));
-  add("elapsed_s", (k.now_ns() - t0) / 1e9);
-  for (size_t i = 0; i < mm::kNrVmEvents; ++i) {
-    const auto e = static_cast<E>(i);
-    const std::string_view name = mm::vm_event_name(e);
-    if (name.substr(0, 6) != "model.") continue;
-    if (e == E::mmap_miss_max) {
-      add("model.mmap_miss_max", static_cast<double>(after[e]));
-      continue;
-    }
-    r.counters.push_back({std::string(name), delta(e)});
-  }
+  add("model.mmap_miss_max", k.mmap_miss_peak());
   add("model.mmap_miss_final", file->f_ra.mmap_miss);
-  add("model.rss_updates", static_cast<double>(mm.rss_updates));
   add("model.cache_capacity_pages", static_cast<double>(k.capacity_pages()));
   add("model.page_cache_pages", static_cast<double>(as->nr_cached_pages()));
   return r;
@@ -205,7 +181,7 @@ workload::AccessSpec make_access_spec(const Config& cfg) {
   workload::AccessSpec spec;
   spec.pattern = cfg.access.pattern;
   const uint64_t pages = mapping_pages(cfg);
-  if (cfg.access.pattern == "trace") {
+  if (cfg.access.pattern == Pattern::kTrace) {
     // A trace addresses the whole mapping and has its own length; a count
     // replays only its first count accesses (span and fraction do not apply).
     spec.pages = pages;

@@ -19,8 +19,7 @@ bool maybe_unlock_mmap_for_io(const VmFault& vmf) {
 void mmap_miss_set(Kernel& k, FileRaState& ra, uint32_t value, const AddressSpace& as) {
   if (value == ra.mmap_miss) return;
   ra.mmap_miss = static_cast<uint16_t>(value);
-  uint64_t& max = k.vmstat()[VmEvent::mmap_miss_max];
-  if (value > max) max = value;
+  k.note_mmap_miss(value);
   if (k.tracing()) k.trace({.kind = TraceKind::kMmapMiss, .ino = as.ino(), .mmap_miss = value});
 }
 
@@ -205,7 +204,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     pgoff_t last = std::min<pgoff_t>(head + nr - 1, end_pgoff);
     // ...or the whole folio when it fits the VMA, one page table and EOF
     // (filemap_map_folio_range, 6.18+).
-    if (nr > 1 && prof.map_pages_whole_folio && head >= vma.vm_pgoff &&
+    if (nr > 1 && prof.whole_folio_fault_around && head >= vma.vm_pgoff &&
         head + nr <= vma.vm_pgoff + vma.nr_pages() && (file_end >= head + nr || as.shmem())) {
       const uint64_t vstart = vma.vm_start + (head - vma.vm_pgoff);
       if (vstart / kPtrsPerPte == (vstart + nr - 1) / kPtrsPerPte) {
@@ -217,7 +216,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     uint64_t mapped_here = 0;
     for (pgoff_t p = first; p <= last; ++p) {
       // Counted before the PTE check: an already-mapped page is a "hit" too.
-      if (!(prof.map_pages_workingset_exclusion && workingset)) ++local_miss;
+      if (!(prof.workingset_exclusion && workingset)) ++local_miss;
       const uint64_t vpage = p - vma.vm_pgoff;
       if (vma.ptes[vpage] & kPtePresent) continue;
       mapped_here += set_pte_range(k, vmf, p, 1, /*writable=*/false);
@@ -225,12 +224,12 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     }
     rss += mapped_here;
     if (!prof.batched_rss && mapped_here)
-      vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(mapped_here));
+      k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(mapped_here));
     ret |= map_ret;
     if ((map_ret & VM_FAULT_NOPAGE) && !workingset) ++p1_credit;
     idx = next_uptodate_folio(as, head + nr, end_pgoff);
   }
-  if (prof.batched_rss && rss) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(rss));
+  if (prof.batched_rss && rss) k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(rss));
   k.vmstat().inc(VmEvent::fault_around_mapped, rss);
   // The mmap_miss credit. P2: a FAULT_FLAG_TRIED attempt maps the page the
   // previous attempt had to read; that is not a hit. P1: only the faulting

@@ -181,7 +181,7 @@ TEST(AppendixB, BaselineKeepsReadAroundOn) {
   Model m(appendix_b(false));
   for (uint64_t i = 0; i < 101; ++i) m.touch(10000 + i * 4096);
   EXPECT_EQ(m.mmap_miss(), 0u);
-  EXPECT_EQ(m.count(VmEvent::mmap_miss_max), 1u);
+  EXPECT_EQ(m.k().mmap_miss_peak(), 1u);
   EXPECT_EQ(m.count(VmEvent::ra_readaround), 101u);
   EXPECT_EQ(m.pgpgin_kb(), 101u * 8192);
 }
@@ -426,13 +426,13 @@ TEST(MadvHugepage, ReadsTwoPmdFoliosAndMapsOneWithAPmd) {
 
 // 7.1 puts the THP branch after the mmap_miss cut-off; 6.18 before it.
 TEST(MadvHugepage, MmapMissCutOffAppliesIn71Only) {
-  for (const char* profile : {"7.1", "6.18"}) {
-    SCOPED_TRACE(profile);
+  for (const Release profile : {Release::k7_1, Release::k6_18}) {
+    SCOPED_TRACE(enum_name(profile));
     Model m(ra2048().kernel(profile).order(9).with(p1_p2));
     m.madvise(Madvise::kHugepage);
     m.set_mmap_miss(100);
     m.touch(1000);
-    const bool cut = std::string(profile) == "7.1";
+    const bool cut = profile == Release::k7_1;
     EXPECT_EQ(m.pgpgin_kb(), cut ? 4u : 4096u);
     EXPECT_EQ(m.mmap_miss(), cut ? 101u : 100u);
   }
@@ -513,7 +513,7 @@ TEST(FaultAroundRss, BatchedRssUpdatesOncePerCall) {
     m.cache(0, 15);
     m.touch(0);
     EXPECT_EQ(m.rss_file(), 16);
-    EXPECT_EQ(m.mm().rss_updates, batched ? 1u : 16u);
+    EXPECT_EQ(m.count(VmEvent::rss_updates), batched ? 1u : 16u);
   }
 }
 
@@ -570,7 +570,7 @@ TEST_F(MmapMiss, CappedAtThousand) {
   miss();
   EXPECT_EQ(m_.mmap_miss(), 1000u);
   EXPECT_EQ(m_.pgpgin_kb(), 8u);
-  EXPECT_EQ(m_.count(VmEvent::mmap_miss_max), 1000u);
+  EXPECT_EQ(m_.k().mmap_miss_peak(), 1000u);
 }
 
 // A hit credits 1 under P1, floored at 0.
@@ -631,8 +631,8 @@ TEST(MmapMissVariantsStream, OnlyP2StopsAPureMissStream) {
 TEST(MmapMissWorkingset, WorkingsetPagesAreNotCredited) {
   for (const bool exclusion : {true, false}) {
     SCOPED_TRACE(exclusion ? "6.10+" : "6.9");
-    Model m(ModelSetup().with(
-        [exclusion](KernelProfile& p) { p.map_pages_workingset_exclusion = exclusion; }));
+    Model m(
+        ModelSetup().with([exclusion](KernelProfile& p) { p.workingset_exclusion = exclusion; }));
     m.cache(0, 15);
     for (pgoff_t p = 0; p < 4; ++p) m.as().set(p, kPgWorkingset);
     m.set_mmap_miss(50);

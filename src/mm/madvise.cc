@@ -5,39 +5,6 @@
 
 namespace faultline::mm {
 
-bool parse_madvise(std::string_view name, Madvise* out) {
-  static constexpr std::pair<std::string_view, Madvise> kTable[] = {
-      {"normal", Madvise::kNormal},         {"random", Madvise::kRandom},
-      {"sequential", Madvise::kSequential}, {"willneed", Madvise::kWillneed},
-      {"dontneed", Madvise::kDontneed},     {"hugepage", Madvise::kHugepage},
-  };
-  for (const auto& [n, m] : kTable) {
-    if (n == name) {
-      *out = m;
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string_view madvise_name(Madvise m) {
-  switch (m) {
-    case Madvise::kNormal:
-      return "normal";
-    case Madvise::kRandom:
-      return "random";
-    case Madvise::kSequential:
-      return "sequential";
-    case Madvise::kWillneed:
-      return "willneed";
-    case Madvise::kDontneed:
-      return "dontneed";
-    case Madvise::kHugepage:
-      return "hugepage";
-  }
-  return "?";
-}
-
 void do_madvise(Kernel& k, Vma& vma, uint64_t first, uint64_t nr, Madvise advice) {
   switch (advice) {
     case Madvise::kNormal:
@@ -62,24 +29,10 @@ void do_madvise(Kernel& k, Vma& vma, uint64_t first, uint64_t nr, Madvise advice
       break;
     }
     case Madvise::kDontneed:
+      k.vmstat().inc(VmEvent::zaps);
       zap_page_range(k, vma, first, nr);
       break;
   }
-}
-
-bool parse_fadvise(std::string_view name, Fadvise* out) {
-  static constexpr std::pair<std::string_view, Fadvise> kTable[] = {
-      {"normal", Fadvise::kNormal},         {"random", Fadvise::kRandom},
-      {"sequential", Fadvise::kSequential}, {"willneed", Fadvise::kWillneed},
-      {"dontneed", Fadvise::kDontneed},     {"noreuse", Fadvise::kNoreuse},
-  };
-  for (const auto& [n, f] : kTable) {
-    if (n == name) {
-      *out = f;
-      return true;
-    }
-  }
-  return false;
 }
 
 void do_fadvise(Kernel& k, File& file, uint64_t first, uint64_t nr, Fadvise advice) {

@@ -5,25 +5,13 @@
 // read-around sizes its window from the file's ra_pages.
 #pragma once
 
-#include <string_view>
-
+#include "mm/advice.h"
 #include "mm/memory.h"
 
 namespace faultline::mm {
 
-enum class Madvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kHugepage };
-
-// Parses "normal", "random", "sequential", "willneed", "dontneed", "hugepage".
-bool parse_madvise(std::string_view name, Madvise* out);
-std::string_view madvise_name(Madvise m);
-
 // madvise(addr, len, advice) over pages [first, first + nr) of the VMA.
 void do_madvise(Kernel& k, Vma& vma, uint64_t first, uint64_t nr, Madvise advice);
-
-enum class Fadvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kNoreuse };
-
-// Parses "normal", "random", "sequential", "willneed", "dontneed", "noreuse".
-bool parse_fadvise(std::string_view name, Fadvise* out);
 
 // posix_fadvise(fd, first * 4K, nr * 4K, advice) on an open file
 // (generic_fadvise; tmpfs takes only the f_mode/f_ra part, as shmem has no

@@ -84,7 +84,7 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
     }
   }
   const uint64_t n = set_pte_range(k, vmf, first, count, writable);
-  if (n) vma.vm_mm->add_mm_counter(counter, static_cast<int64_t>(n));
+  if (n) k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(n));
   if (writable) as.set(head, kPgDirty);
   return 0;
 }
@@ -122,7 +122,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   uint8_t& pte = vma.ptes[vmf.vpage];
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
-  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
   k.cpu_work(k.cpu().map_page_ns);
   reclaim_if_needed(k);
@@ -144,7 +144,7 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   if (!vma.vm_file) {
     // The shared zero page: wp_page_copy() allocates the task's own page.
     pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
-    vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+    k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
     k.charge(1);
     return 0;
   }
@@ -157,8 +157,8 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   }
   // wp_page_copy(): the file page is replaced by a private copy.
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
-  vma.vm_mm->add_mm_counter(mm_counter_file(as), -1);
-  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), -1);
+  k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
   reclaim_if_needed(k);
   return 0;
@@ -175,7 +175,7 @@ vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
     return 0;
   }
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
-  vma.vm_mm->add_mm_counter(MM_ANONPAGES, 1);
+  k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
   reclaim_if_needed(k);
   return 0;
@@ -198,7 +198,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   }
   vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
   as.set(head, kPgMapped);
-  vma.vm_mm->add_mm_counter(mm_counter_file(as), kHpagePmdNr);
+  k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
   k.cpu_work(k.cpu().map_page_ns * 8);
   return true;
@@ -243,7 +243,7 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
     if (first < last && as.order(head) == kHpagePmdOrder) {
       vma->pmd_mapped[vma->pmd_slot(first - vma->vm_pgoff)] = 0;
     }
-    if (cleared) vma->vm_mm->add_mm_counter(mm_counter_file(as), -cleared);
+    if (cleared) k.add_mm_counter(*vma->vm_mm, mm_counter_file(as), -cleared);
   }
   as.clear(head, kPgMapped);
 }
@@ -268,9 +268,9 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
        s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1); ++s) {
     vma.pmd_mapped[s] = 0;
   }
-  if (file_pages) vma.vm_mm->add_mm_counter(mm_counter_file(*as), -file_pages);
+  if (file_pages) k.add_mm_counter(*vma.vm_mm, mm_counter_file(*as), -file_pages);
   if (anon_pages) {
-    vma.vm_mm->add_mm_counter(MM_ANONPAGES, -anon_pages);
+    k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, -anon_pages);
     k.charge(-anon_pages);
   }
 }
@@ -305,6 +305,7 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   for (int attempt = 0;; ++attempt) {
     FAULTLINE_CHECK(attempt < 8);
     VmFault vmf{&vma, vpage, vma.vm_pgoff + vpage, flags | (vma_lock ? FAULT_FLAG_VMA_LOCK : 0)};
+    if (!vma_lock) k.vmstat().inc(VmEvent::mmap_lock_faults);
     const vm_fault_t ret = handle_mm_fault(k, vmf);
     if (!(ret & VM_FAULT_RETRY)) {
       if (vma_lock) k.vmstat().inc(VmEvent::vma_lock_success);

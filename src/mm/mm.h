@@ -7,6 +7,7 @@
 // it is submitted, so no folio is ever seen locked or !uptodate by a fault.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -86,12 +87,11 @@ struct Mm {
   uint64_t rss_hiwater = 0;
   uint64_t min_flt = 0;
   uint64_t maj_flt = 0;
-  uint64_t rss_updates = 0;  // add_mm_counter calls (seed 3's cost)
-  uint64_t next_vpn = 0;     // bump allocator for mmap() placement
+  uint64_t next_vpn = 0;  // bump allocator for mmap() placement
 
-  void add_mm_counter(MmCounter c, int64_t n) {
+  // The counter change of add_mm_counter (Kernel::add_mm_counter counts the call).
+  void add_rss(MmCounter c, int64_t n) {
     rss[c] += n;
-    ++rss_updates;
     const int64_t total = rss[MM_FILEPAGES] + rss[MM_ANONPAGES] + rss[MM_SHMEMPAGES];
     if (total > 0 && static_cast<uint64_t>(total) > rss_hiwater) rss_hiwater = total;
   }
@@ -196,6 +196,16 @@ class Kernel {
   // fault-around window size in pages (fault_around_pages).
   uint32_t fault_around_pages() const { return fault_around_pages_; }
 
+  // The highest f_ra.mmap_miss any file has reached (a model gauge).
+  uint32_t mmap_miss_peak() const { return mmap_miss_peak_; }
+  void note_mmap_miss(uint32_t v) { mmap_miss_peak_ = std::max(mmap_miss_peak_, v); }
+
+  // add_mm_counter(): an RSS counter of mm changes by n pages.
+  void add_mm_counter(Mm& mm, MmCounter c, int64_t n) {
+    mm.add_rss(c, n);
+    vmstat_.inc(VmEvent::rss_updates);
+  }
+
  private:
   KernelProfile profile_;
   uint32_t fault_around_pages_;
@@ -218,6 +228,7 @@ class Kernel {
   void wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr);
   Tracer* tracer_ = nullptr;
   uint64_t access_seq_ = 0;
+  uint32_t mmap_miss_peak_ = 0;
   std::vector<std::unique_ptr<AddressSpace>> spaces_;
   std::vector<std::unique_ptr<File>> files_;
 };

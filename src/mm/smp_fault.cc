@@ -195,15 +195,15 @@ double World::step(Task& t) {
     case SmpStep::kDone:
       break;
   }
-  ++t.stats.steps;
+  t.vm_events.inc(VmEvent::steps);
   return ns + spec_.costs.miss_ns * t.cpu.step_misses +
          spec_.costs.upgrade_ns * t.cpu.step_upgrades;
 }
 
 double World::rss_add(Task& t, MmCounter c, int64_t n) {
-  ++t.stats.rss_updates;
+  t.vm_events.inc(VmEvent::rss_updates);
   const bool folded = t.mm->rss_stat[c]->add(t.cpu, n);
-  if (folded) ++t.stats.rss_folds;
+  if (folded) t.vm_events.inc(VmEvent::rss_folds);
   return spec_.costs.rss_add_ns + (folded ? spec_.costs.rss_fold_ns : 0);
 }
 
@@ -213,8 +213,8 @@ double World::fault_lock(Task& t) {
   if (spec_.prof.per_vma_lock && !t.no_vma_lock) {
     LockVmaStats st;
     const int i = lock_vma_under_rcu(t.cpu, *t.mm, addr, &st);
-    t.stats.vma_lock_abort += st.abort;
-    t.stats.vma_lock_miss += st.miss;
+    t.vm_events.inc(VmEvent::vma_lock_abort, st.abort);
+    t.vm_events.inc(VmEvent::vma_lock_miss, st.miss);
     if (i >= 0) {
       t.vma = i;
       t.vma_locked = true;
@@ -226,7 +226,7 @@ double World::fault_lock(Task& t) {
   t.mmap_locked = true;
   t.vma = t.mm->find_vma(t.cpu, addr);
   FAULTLINE_CHECK(t.vma >= 0);
-  ++t.stats.mmap_lock_faults;
+  t.vm_events.inc(VmEvent::mmap_lock_faults);
   t.step = SmpStep::kFaultHandle;
   return spec_.costs.lock_vma_ns + spec_.costs.mmap_lock_ns;
 }
@@ -266,7 +266,7 @@ double World::fault_handle(Task& t) {
       vma_end_read(t.cpu, vma, l);
       t.vma_locked = false;
       t.no_vma_lock = true;
-      ++t.stats.vma_lock_retry;
+      t.vm_events.inc(VmEvent::vma_lock_retry);
       t.step = SmpStep::kFaultLock;
       return spec_.costs.handle_ns;
     }
@@ -377,7 +377,8 @@ double World::file_map_pages(Task& t) {
 
 // mm_account_fault(): count_vm_event(PGFAULT) and current->min_flt are per CPU / per task.
 double World::fault_account(Task& t) {
-  ++t.stats.faults;
+  t.vm_events.inc(VmEvent::pgfault);
+  ++t.min_flt;
   t.step = SmpStep::kFaultUnlock;
   return spec_.costs.account_ns;
 }
@@ -385,7 +386,7 @@ double World::fault_account(Task& t) {
 double World::fault_unlock(Task& t) {
   if (t.vma_locked) {
     vma_end_read(t.cpu, vma_of(t), lines_of(t));
-    ++t.stats.vma_lock_success;
+    t.vm_events.inc(VmEvent::vma_lock_success);
   } else if (t.mmap_locked) {
     t.mm->mmap_lock.read_unlock(t.cpu);
   }
@@ -459,7 +460,7 @@ double World::zap_flush(Task& t) {
   t.mm->tlb.tlb_gen.fetch_add(1, std::memory_order_relaxed);
   for (Task* p : t.mm_peers) p->pending_ipis.fetch_add(1, std::memory_order_relaxed);
   const uint64_t ipis = t.mm_peers.size();
-  t.stats.tlb_ipis += ipis;
+  t.vm_events.inc(VmEvent::tlb_ipis, ipis);
   t.cpu.write(t.mm->tlb_line);
   t.mm->tlb.tlb_flush_pending.fetch_sub(1, std::memory_order_relaxed);
   t.step = SmpStep::kZapUnlock;
@@ -473,28 +474,21 @@ double World::zap_unlock(Task& t) {
     t.mm->mmap_lock.read_unlock(t.cpu);
   }
   t.vma_locked = t.mmap_locked = false;
-  ++t.stats.zaps;
+  t.vm_events.inc(VmEvent::zaps);
   t.step = SmpStep::kIdle;
   return spec_.costs.end_read_ns + spec_.costs.return_ns;
 }
 
-TaskStats World::total_stats() const {
-  TaskStats s;
-  for (const auto& tp : tasks_) {
-    const TaskStats& t = tp->stats;
-    s.faults += t.faults;
-    s.zaps += t.zaps;
-    s.rss_updates += t.rss_updates;
-    s.rss_folds += t.rss_folds;
-    s.vma_lock_success += t.vma_lock_success;
-    s.vma_lock_abort += t.vma_lock_abort;
-    s.vma_lock_miss += t.vma_lock_miss;
-    s.vma_lock_retry += t.vma_lock_retry;
-    s.mmap_lock_faults += t.mmap_lock_faults;
-    s.tlb_ipis += t.tlb_ipis;
-    s.steps += t.steps;
-  }
+VmStat World::vm_events() const {
+  VmStat s;
+  for (const auto& t : tasks_) s += t->vm_events;
   return s;
+}
+
+uint64_t World::min_flt() const {
+  uint64_t n = 0;
+  for (const auto& t : tasks_) n += t->min_flt;
+  return n;
 }
 
 int64_t World::rss_sum(MmCounter c) const {

@@ -30,6 +30,7 @@
 #include "mm/coherence.h"
 #include "mm/profile.h"
 #include "mm/vma_lock.h"
+#include "mm/vmstat.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
@@ -137,21 +138,6 @@ enum class SmpStep : uint8_t {
   kDone,  // the task's program is finished
 };
 
-// Counters of one task (private to its CPU; summed at the end).
-struct TaskStats {
-  uint64_t faults = 0;  // pgfault (completed attempts)
-  uint64_t zaps = 0;
-  uint64_t rss_updates = 0;  // add_mm_counter calls
-  uint64_t rss_folds = 0;
-  uint64_t vma_lock_success = 0;
-  uint64_t vma_lock_abort = 0;
-  uint64_t vma_lock_miss = 0;
-  uint64_t vma_lock_retry = 0;
-  uint64_t mmap_lock_faults = 0;  // faults handled under mmap_lock
-  uint64_t tlb_ipis = 0;          // IPIs sent by this task's flushes
-  uint64_t steps = 0;
-};
-
 // One per CPU; cache-line aligned so tasks on real threads share no line
 // the kernel would not share.
 struct alignas(64) Task {
@@ -177,7 +163,10 @@ struct alignas(64) Task {
   bool no_vma_lock = false;  // retrying under mmap_lock
   uint64_t zap_next = 0, zap_end = 0;
 
-  TaskStats stats;
+  // Its CPU's vm events and the task's own fault count (mm_account_fault
+  // counts both); private to the task, folded by World::vm_events().
+  VmStat vm_events;
+  uint64_t min_flt = 0;
   std::unique_ptr<std::byte[]> scratch;  // pages "cleared" by real_work
   uint64_t scratch_next = 0;
 };
@@ -203,8 +192,10 @@ class World {
   // interleaving staggers the tasks by fractions of it).
   double nominal_fault_ns() const;
 
-  // Results, once no task runs.
-  TaskStats total_stats() const;
+  // Results, once no task runs: every task's events folded, and the tasks'
+  // minor faults (rusage; the concurrent model has no major faults).
+  VmStat vm_events() const;
+  uint64_t min_flt() const;
   int64_t rss_sum(MmCounter c) const;  // exact, over every mm
 
  private:

@@ -10,22 +10,23 @@
 #include <string_view>
 
 #include "mm/types.h"
+#include "util/enum_names.h"
 
 namespace faultline::mm {
 
-enum class TraceKind : uint8_t {
-  kFilemapFault,          // filemap:mm_filemap_fault          index
-  kFilemapMapPages,       // filemap:mm_filemap_map_pages      index=start, end
-  kAddToPageCache,        // filemap:mm_filemap_add_to_page_cache   index, order
-  kDeleteFromPageCache,   // filemap:mm_filemap_delete_from_page_cache index, order
-  kPageCacheSyncRa,       // readahead:page_cache_sync_ra      index, req, ra_*
-  kPageCacheAsyncRa,      // readahead:page_cache_async_ra     index, req, ra_*
-  kPageCacheRaOrder,      // readahead:page_cache_ra_order     index, order, ra_*
-  kPageCacheRaUnbounded,  // readahead:page_cache_ra_unbounded index, nr, lookahead
-  kMmapMiss,              // model: mmap_miss changed          value, delta
-};
-
-std::string_view trace_kind_name(TraceKind k);
+// X(id, name, fields): the event, its name in the kernel's trace output
+// ("model_" for the model's own) and the TraceEvent fields it fills.
+#define FAULTLINE_TRACEPOINTS(X)                                               \
+  X(kFilemapFault, "mm_filemap_fault", "index")                                \
+  X(kFilemapMapPages, "mm_filemap_map_pages", "index=start, end")              \
+  X(kAddToPageCache, "mm_filemap_add_to_page_cache", "index, order")           \
+  X(kDeleteFromPageCache, "mm_filemap_delete_from_page_cache", "index, order") \
+  X(kPageCacheSyncRa, "page_cache_sync_ra", "index, req, ra_*")                \
+  X(kPageCacheAsyncRa, "page_cache_async_ra", "index, req, ra_*")              \
+  X(kPageCacheRaOrder, "page_cache_ra_order", "index, order, ra_*")            \
+  X(kPageCacheRaUnbounded, "page_cache_ra_unbounded", "index, nr, lookahead")  \
+  X(kMmapMiss, "model_mmap_miss", "value, delta: mmap_miss changed")
+FAULTLINE_NAMED_ENUM(TraceKind, FAULTLINE_TRACEPOINTS)
 
 struct TraceEvent {
   TraceKind kind;

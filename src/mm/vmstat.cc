@@ -11,4 +11,6 @@ std::string_view vm_event_name(VmEvent e) {
   return kNames[static_cast<size_t>(e)];
 }
 
+bool is_model_event(VmEvent e) { return vm_event_name(e).substr(0, 6) == "model."; }
+
 }  // namespace faultline::mm

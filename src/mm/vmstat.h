@@ -11,6 +11,8 @@
 
 namespace faultline::mm {
 
+// X(id, name): kernel counters first, in the kernel's order within a group,
+// then the model's. Every entry is reported by every engine.
 #define FAULTLINE_VM_EVENTS(X)                                                            \
   X(pgpgin, "pgpgin")         /* KiB submitted for read (submit_bio) */                   \
   X(pgpgout, "pgpgout")       /* KiB written back */                                      \
@@ -25,7 +27,9 @@ namespace faultline::mm {
   X(pgsteal_file, "pgsteal_file")                                                         \
   X(pgrotated, "pgrotated") /* kept for a second trip (young PTE) */                      \
   X(vma_lock_success, "vma_lock_success")                                                 \
+  X(vma_lock_abort, "vma_lock_abort") /* the VMA lock could not be taken */               \
   X(vma_lock_retry, "vma_lock_retry")                                                     \
+  X(vma_lock_miss, "vma_lock_miss") /* no VMA at the address, or it changed */            \
   X(thp_file_mapped, "thp_file_mapped")                                                   \
   X(ra_readaround, "model.ra_readaround_windows")       /* do_sync_mmap_readahead I/O */  \
   X(ra_sync, "model.ra_sync_windows")                   /* page_cache_sync_ra windows */  \
@@ -36,15 +40,20 @@ namespace faultline::mm {
   X(fault_around_calls, "model.fault_around_calls")                                       \
   X(fault_around_mapped, "model.fault_around_mapped") /* PTEs set by map_pages */         \
   X(mmap_miss_credit, "model.mmap_miss_credit")       /* total subtracted */              \
-  X(mmap_miss_max, "model.mmap_miss_max")                                                 \
   X(fault_attempts, "model.fault_attempts")                                               \
   X(fault_retries, "model.fault_retries")                                                 \
+  X(mmap_lock_faults, "model.mmap_lock_faults") /* attempts under mmap_lock */            \
   X(accesses, "model.accesses")                                                           \
   X(pte_hits, "model.pte_hits")             /* accesses that did not fault */             \
   X(pages_inserted, "model.pages_inserted") /* folios added to page cache */              \
   X(pages_evicted, "model.pages_evicted")                                                 \
-  X(read_bios, "model.read_bios")   /* contiguous read batches */                         \
-  X(io_wait_ns, "model.io_wait_ns") /* synchronous waits, estimated */
+  X(read_bios, "model.read_bios")     /* contiguous read batches */                       \
+  X(io_wait_ns, "model.io_wait_ns")   /* synchronous waits, estimated */                  \
+  X(rss_updates, "model.rss_updates") /* add_mm_counter calls */                          \
+  X(rss_folds, "model.rss_folds")     /* percpu_counter folds into the shared count */    \
+  X(zaps, "model.zaps")               /* MADV_DONTNEED calls */                           \
+  X(tlb_ipis, "model.tlb_ipis")       /* IPIs sent by TLB flushes */                      \
+  X(steps, "model.steps")             /* steps of the concurrent model's tasks */
 
 enum class VmEvent : uint8_t {
 #define FAULTLINE_X(id, name) id,
@@ -57,12 +66,24 @@ inline constexpr size_t kNrVmEvents = static_cast<size_t>(VmEvent::kCount);
 
 std::string_view vm_event_name(VmEvent e);
 
-// Counter values of one run; a value type with operator- for deltas.
+// Event counts: of the machine, of one CPU or of one task (the concurrent
+// model keeps one per task and folds them at the end, as the kernel folds
+// its per-CPU vm_event_states). Deltas by operator-, folds by operator+=.
 struct VmStat {
   std::array<uint64_t, kNrVmEvents> v{};
   uint64_t& operator[](VmEvent e) { return v[static_cast<size_t>(e)]; }
   uint64_t operator[](VmEvent e) const { return v[static_cast<size_t>(e)]; }
   void inc(VmEvent e, uint64_t n = 1) { v[static_cast<size_t>(e)] += n; }
+  VmStat& operator+=(const VmStat& o) {
+    for (size_t i = 0; i < kNrVmEvents; ++i) v[i] += o.v[i];
+    return *this;
+  }
+  friend VmStat operator-(VmStat a, const VmStat& b) {
+    for (size_t i = 0; i < kNrVmEvents; ++i) a.v[i] -= b.v[i];
+    return a;
+  }
 };
+// A model-only counter (reported under "model.").
+bool is_model_event(VmEvent e);
 
 }  // namespace faultline::mm

@@ -40,40 +40,6 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr int kEvictAttempts = 5;
 
-int fadvise_flag(Fadvise a) {
-  switch (a) {
-    case Fadvise::kNormal:
-      return POSIX_FADV_NORMAL;
-    case Fadvise::kRandom:
-      return POSIX_FADV_RANDOM;
-    case Fadvise::kSequential:
-      return POSIX_FADV_SEQUENTIAL;
-    case Fadvise::kWillneed:
-      return POSIX_FADV_WILLNEED;
-    case Fadvise::kDontneed:
-      return POSIX_FADV_DONTNEED;
-    case Fadvise::kNoreuse:
-      return POSIX_FADV_NOREUSE;
-  }
-  return POSIX_FADV_NORMAL;
-}
-
-int madvise_flag(Advice a) {
-  switch (a) {
-    case Advice::kNormal:
-      return MADV_NORMAL;
-    case Advice::kRandom:
-      return MADV_RANDOM;
-    case Advice::kSequential:
-      return MADV_SEQUENTIAL;
-    case Advice::kWillneed:
-      return MADV_WILLNEED;
-    case Advice::kHugepage:
-      return MADV_HUGEPAGE;
-  }
-  return MADV_NORMAL;
-}
-
 // Pages of the file in the page cache: cachestat(2), else mincore(2) on a
 // mapping (mincore never faults pages in). -1 with *error on failure.
 int64_t resident_pages(int fd, uint64_t file_bytes, size_t page_size, std::string* error) {
@@ -192,8 +158,8 @@ Status Session::setup() {
     FAULTLINE_RETURN_IF_INTERRUPTED("losetup");
     FAULTLINE_RETURN_IF_ERROR(ws::make_fs(req_.fs, loop_.dev));
     FAULTLINE_RETURN_IF_INTERRUPTED("mkfs");
-    const char* type = to_string(req_.fs);
-    if (::mount(loop_.dev.c_str(), paths_.mnt.c_str(), type, 0, nullptr) != 0) {
+    const std::string type(enum_name(req_.fs));
+    if (::mount(loop_.dev.c_str(), paths_.mnt.c_str(), type.c_str(), 0, nullptr) != 0) {
       return Status::IoError(fmt::format("mount {} ({}) at {}: {}", loop_.dev, type, paths_.mnt,
                                          sys::errno_text(errno)));
     }
@@ -204,7 +170,7 @@ Status Session::setup() {
 
   write_buf_.assign(req_.write_chunk_bytes, static_cast<char>(0x5a));
   if (req_.cache == CacheState::kWarmRead) warm_buf_.assign(req_.warm_chunk_bytes, 0);
-  if (req_.method == Method::kRead) {
+  if (req_.method == AccessMethod::kRead) {
     uint64_t largest = 0;
     for (const ReadRange& r : req_.reads) largest = std::max(largest, r.length);
     read_buf_.assign(largest, 0);
@@ -384,8 +350,8 @@ Status Session::run_child(int k, Counters* counters) {
   plan.tracing_on_fd = trace_ ? trace_->tracing_on_fd() : -1;
   plan.write = req_.write;
   plan.map_shared = req_.map_shared;
-  plan.advice = madvise_flag(req_.advice);
-  plan.fadvice = fadvise_flag(req_.fadvise);
+  plan.advice = req_.madvise_advice;
+  plan.fadvice = req_.fadvise_advice;
   plan.reads = req_.reads.data();
   plan.n_reads = req_.reads.size();
   plan.read_buf = read_buf_.empty() ? nullptr : read_buf_.data();

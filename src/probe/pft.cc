@@ -105,7 +105,7 @@ Status one_run(const PftRequest& req, int fd, Counters* c) {
   pthread_barrierattr_destroy(&attr);
   Status st;
   const double f0 = vmstat_pgfault();
-  if (req.tasks == "processes") {
+  if (req.tasks == workload::TaskSharing::kProcesses) {
     std::vector<pid_t> kids;
     for (unsigned i = 0; i < n; ++i) {
       const pid_t pid = ::fork();
@@ -127,7 +127,7 @@ Status one_run(const PftRequest& req, int fd, Counters* c) {
       if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) st = Status::IoError("pft: a task failed");
     }
   } else {
-    const bool each = req.tasks == "threads-vma-each";
+    const bool each = req.tasks == workload::TaskSharing::kThreadsVmaEach;
     char* region = each ? nullptr : map_region(slice * n, fd, 0);
     std::vector<char*> own(n, nullptr);
     bool ok = each || region != nullptr;
@@ -176,9 +176,6 @@ Status one_run(const PftRequest& req, int fd, Counters* c) {
 Status check(const PftRequest& req) {
   if (req.threads < 1 || req.threads > kMaxTasks) {
     return Status::InvalidArgument("access.threads: the probe runs 1 to 64 tasks");
-  }
-  if (req.tasks != "threads" && req.tasks != "threads-vma-each" && req.tasks != "processes") {
-    return Status::InvalidArgument("access.tasks: unknown '" + req.tasks + "'");
   }
   if (req.region_bytes / req.threads < kPage) {
     return Status::InvalidArgument("access.region: less than a page per task");

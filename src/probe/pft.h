@@ -11,8 +11,8 @@
 namespace faultline::probe {
 
 struct PftRequest {
-  uint32_t threads = 1;                 // tasks, 1..64
-  std::string tasks = "threads";        // threads (one shared VMA) | threads-vma-each | processes
+  uint32_t threads = 1;  // tasks, 1..64
+  workload::TaskSharing tasks = workload::TaskSharing::kThreads;
   uint64_t region_bytes = 64ULL << 20;  // per pass, split evenly between the tasks
   int passes = 4;                       // counted passes (one warm pass before them is not)
   int repetitions = 3;

@@ -15,66 +15,6 @@
 
 namespace faultline::probe {
 
-const char* to_string(FsType fs) {
-  switch (fs) {
-    case FsType::kExt4:
-      return "ext4";
-    case FsType::kXfs:
-      return "xfs";
-    case FsType::kTmpfs:
-      return "tmpfs";
-  }
-  return "unknown";
-}
-
-const char* to_string(Advice advice) {
-  switch (advice) {
-    case Advice::kNormal:
-      return "normal";
-    case Advice::kRandom:
-      return "random";
-    case Advice::kSequential:
-      return "sequential";
-    case Advice::kWillneed:
-      return "willneed";
-    case Advice::kHugepage:
-      return "hugepage";
-  }
-  return "unknown";
-}
-
-const char* to_string(Fadvise advice) {
-  switch (advice) {
-    case Fadvise::kNormal:
-      return "normal";
-    case Fadvise::kRandom:
-      return "random";
-    case Fadvise::kSequential:
-      return "sequential";
-    case Fadvise::kWillneed:
-      return "willneed";
-    case Fadvise::kDontneed:
-      return "dontneed";
-    case Fadvise::kNoreuse:
-      return "noreuse";
-  }
-  return "unknown";
-}
-
-const char* to_string(Method method) { return method == Method::kRead ? "read" : "mmap"; }
-
-const char* to_string(CacheState cache) {
-  switch (cache) {
-    case CacheState::kCold:
-      return "cold";
-    case CacheState::kWarmRead:
-      return "warm-read";
-    case CacheState::kWarmWrite:
-      return "warm-write";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // What can be said about a request without looking at the machine.
@@ -88,7 +28,7 @@ Status check_request(const Request& req) {
   if (req.write_chunk_bytes == 0) {
     return Status::InvalidArgument("probe request: write_chunk_bytes must be > 0");
   }
-  if (req.method == Method::kRead) {
+  if (req.method == AccessMethod::kRead) {
     if (req.reads.empty()) return Status::InvalidArgument("probe request: reads is empty");
     for (const ReadRange& r : req.reads) {
       if (r.length == 0 || r.length > (uint64_t{1} << 30)) {
@@ -97,7 +37,7 @@ Status check_request(const Request& req) {
       }
     }
   }
-  if (req.method == Method::kRead && req.write) {
+  if (req.method == AccessMethod::kRead && req.write) {
     return Status::InvalidArgument("probe request: the read(2) method only reads");
   }
   if (req.warm_chunk_bytes == 0) {

@@ -18,48 +18,43 @@
 #include <vector>
 
 #include "util/status.h"
+#include "workload/access.h"
 
 namespace faultline::probe {
 
-enum class FsType : uint8_t { kExt4, kXfs, kTmpfs };
-enum class Advice : uint8_t { kNormal, kRandom, kSequential, kWillneed, kHugepage };
-// posix_fadvise() over the whole file, on the file the mapping and the
-// read(2) loop use (kNormal: no call; a fresh open file is already NORMAL).
-enum class Fadvise : uint8_t { kNormal, kRandom, kSequential, kWillneed, kDontneed, kNoreuse };
-// How the loop makes its accesses: a one-byte load or store through the
-// mapping at each of `pages`, or one pread(2) per entry of `reads`.
-enum class Method : uint8_t { kMmap, kRead };
+// The workload's words (workload/access.h) are the probe's.
+using workload::AccessMethod;
+using workload::CacheState;
+using workload::FsType;
 
 // One pread(2): bytes at a file offset.
 struct ReadRange {
   uint64_t offset = 0;
   uint64_t length = 0;
 };
-// kCold: no page of the file cached when the access loop starts.
-// kWarmRead: the file was read once with read(2) in warm_chunk_bytes calls
-//   (folios come from on-demand readahead).
-// kWarmWrite: the file was just written with write(2) in write_chunk_bytes
-//   calls and fsync'ed (folios come from the write path).
-enum class CacheState : uint8_t { kCold, kWarmRead, kWarmWrite };
-
-const char* to_string(FsType);
-const char* to_string(Advice);
-const char* to_string(Fadvise);
-const char* to_string(Method);
-const char* to_string(CacheState);
 
 struct Request {
-  std::string name;         // case name: used in file names, never a path
-  uint64_t file_bytes = 0;  // > 0
-  FsType fs = FsType::kExt4;
+  std::string name;                 // case name: used in file names, never a path
+  uint64_t file_bytes = 0;          // > 0
+  FsType fs = FsType::kExt4;        // the probe's own file system (mkfs, mount(2) type)
   uint32_t read_ahead_kb = 128;     // set on the loop device (ignored for tmpfs)
   uint64_t memory_limit_bytes = 0;  // 0: no cgroup limit
   bool map_shared = true;           // MAP_SHARED, else MAP_PRIVATE
-  Advice advice = Advice::kNormal;  // madvise() over the whole mapping
-  Fadvise fadvise = Fadvise::kNormal;
-  Method method = Method::kMmap;
-  std::vector<ReadRange> reads;  // Method::kRead: the preads, in order
+  // madvise() over the whole mapping, by its MADV_* value (MADV_NORMAL, 0: no call).
+  int madvise_advice = 0;
+  // posix_fadvise() over the whole file, on the file the mapping and the
+  // read(2) loop use, by its POSIX_FADV_* value (POSIX_FADV_NORMAL, 0: no
+  // call; a fresh open file is already NORMAL).
+  int fadvise_advice = 0;
+  // How the loop makes its accesses: a one-byte load or store through the
+  // mapping at each of `pages`, or one pread(2) per entry of `reads`.
+  AccessMethod method = AccessMethod::kMmap;
+  std::vector<ReadRange> reads;  // AccessMethod::kRead: the preads, in order
   bool write = false;            // store one byte per access instead of loading it
+  // kCold: no page of the file cached when the access loop starts;
+  // kWarmRead: read once with read(2) in warm_chunk_bytes calls (folios from
+  // on-demand readahead); kWarmWrite: just written with write(2) in
+  // write_chunk_bytes calls and fsync'ed (folios from the write path).
   CacheState cache = CacheState::kCold;
   uint32_t write_chunk_bytes = 1 << 20;  // write(2) size when creating the file
   uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass

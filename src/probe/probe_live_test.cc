@@ -6,6 +6,7 @@
 // instance, no run directory. Files stay at or under 256 MiB.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,7 +168,7 @@ TEST_F(LiveProbeTest, ColdSequentialExt4ReadsTheFileOnce) {
 TEST_F(LiveProbeTest, ColdRandomWithMadvRandomReadsOnlyTheTouchedPages) {
   SKIP_UNLESS_LIVE();
   Request req = request("rand64", 64 * kMiB);
-  req.advice = Advice::kRandom;
+  req.madvise_advice = MADV_RANDOM;
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<uint64_t> pick(0, req.file_bytes / kPage - 1);
   req.pages.clear();
@@ -365,14 +366,14 @@ TEST_F(LiveProbeTest, XfsColdSequential) {
 TEST_F(LiveProbeTest, WarmStatesReadNothing) {
   SKIP_UNLESS_LIVE();
   for (CacheState cache : {CacheState::kWarmRead, CacheState::kWarmWrite}) {
-    Request req = request(to_string(cache), 32 * kMiB);
+    Request req = request(std::string(enum_name(cache)), 32 * kMiB);
     req.cache = cache;
     req.repetitions = 2;
     Result out;
     Status st = make_live_probe()->run(req, &out, nullptr);
-    ASSERT_TRUE(st.ok()) << to_string(cache) << ": " << st.message();
+    ASSERT_TRUE(st.ok()) << enum_name(cache) << ": " << st.message();
     for (const auto& run : out.runs) {
-      std::cout << "[ " << to_string(cache) << " seq 32 MiB ] " << print(run) << "\n";
+      std::cout << "[ " << enum_name(cache) << " seq 32 MiB ] " << print(run) << "\n";
       EXPECT_EQ(run.at("pgpgin"), 0.0);
       EXPECT_EQ(run.at("majflt"), 0.0);
       EXPECT_EQ(run.at("cache_pages_before"), 8192.0);

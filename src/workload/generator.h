@@ -13,18 +13,19 @@
 #include <vector>
 
 #include "util/status.h"
+#include "workload/access.h"
 
 namespace faultline::workload {
 
 struct AccessSpec {
-  std::string pattern = "random";
+  Pattern pattern = Pattern::kRandom;
   uint64_t pages = 0;   // pages of the mapping (> 0)
   uint64_t count = 0;   // accesses (trace: at most this many; 0: the whole trace)
   uint64_t stride = 1;  // pages (stride)
   uint64_t start = 0;   // first page (sequential, stride)
   uint64_t seed = 1;
-  std::string trace;                   // trace: path of the file (trace.h)
-  std::string trace_format = "pages";  // trace: pages | offsets | csv
+  std::string trace;                               // trace: path of the file (trace.h)
+  TraceFormat trace_format = TraceFormat::kPages;  // trace
 };
 
 class Generator {
@@ -43,7 +44,5 @@ class Generator {
 Result<std::unique_ptr<Generator>> make_generator(const AccessSpec& spec);
 // The whole stream in memory (the probe hands it to its child process).
 Result<std::vector<uint64_t>> generate_all(const AccessSpec& spec);
-// Pattern names, in registry order.
-std::vector<std::string> pattern_names();
 
 }  // namespace faultline::workload

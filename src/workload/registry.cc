@@ -1,34 +1,23 @@
-// registry.cc — every access pattern, one line each.
-#include <string_view>
-
+// registry.cc — the generator of every access pattern (workload/access.h).
 #include "workload/generators.h"
 #include "workload/trace.h"
 
 namespace faultline::workload {
-namespace {
-
-struct Entry {
-  std::string_view name;
-  // Fallible: a trace generator opens and checks its file.
-  Result<std::unique_ptr<Generator>> (*make)(const AccessSpec&);
-};
-
-constexpr Entry kPatterns[] = {
-    {"random", make_random},          // uniform over the mapping, with repetition
-    {"sequential", make_sequential},  // start, start + 1, ...
-    {"stride", make_stride},          // start + i * stride (mod pages)
-    {"trace", make_trace},            // the pages of a recorded trace file (trace.h)
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Generator>> make_generator(const AccessSpec& spec) {
   if (spec.pages == 0) return Status::InvalidArgument("access: the mapping has no pages");
   if (spec.stride == 0) return Status::InvalidArgument("access.stride: must be greater than zero");
-  for (const Entry& e : kPatterns) {
-    if (e.name == spec.pattern) return e.make(spec);
+  switch (spec.pattern) {
+    case Pattern::kRandom:
+      return make_random(spec);
+    case Pattern::kSequential:
+      return make_sequential(spec);
+    case Pattern::kStride:
+      return make_stride(spec);
+    case Pattern::kTrace:
+      return make_trace(spec);
   }
-  return Status::InvalidArgument("access.pattern: unknown pattern '" + spec.pattern + "'");
+  return Status::InvalidArgument("access.pattern: unknown pattern");
 }
 
 Result<std::vector<uint64_t>> generate_all(const AccessSpec& spec) {
@@ -43,12 +32,6 @@ Result<std::vector<uint64_t>> generate_all(const AccessSpec& spec) {
   }
   FAULTLINE_RETURN_IF_ERROR((*gen)->status());
   out.resize(filled);
-  return out;
-}
-
-std::vector<std::string> pattern_names() {
-  std::vector<std::string> out;
-  for (const Entry& e : kPatterns) out.emplace_back(e.name);
   return out;
 }
 

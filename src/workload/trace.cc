@@ -15,8 +15,6 @@ namespace {
 // The model's page size (mm::kPageShift; workload/ does not see mm/).
 constexpr unsigned kPageShift = 12;
 
-enum class Format { kPages, kOffsets, kCsv };
-
 // One access of the trace: the pages [first, last] of the mapping it touches,
 // and its bytes (length 0: a page index, no length given).
 struct Extent {
@@ -78,23 +76,14 @@ class TraceReader {
   Status open(const AccessSpec& s) {
     path_ = s.trace;
     pages_ = s.pages;
-    if (s.trace_format == "pages") {
-      format_ = Format::kPages;
-    } else if (s.trace_format == "offsets") {
-      format_ = Format::kOffsets;
-    } else if (s.trace_format == "csv") {
-      format_ = Format::kCsv;
-    } else {
-      return Status::InvalidArgument("access.trace_format: unknown format '" + s.trace_format +
-                                     "'");
-    }
+    format_ = s.trace_format;
     std::error_code ec;
     if (std::filesystem::is_directory(path_, ec)) {
       return Status::InvalidArgument(path_ + ": is a directory, not a trace file (access.trace)");
     }
     in_.open(path_, std::ios::binary);
     if (!in_) return Status::NotFound(path_ + ": cannot open trace file (access.trace)");
-    if (format_ == Format::kCsv) return read_csv_header();
+    if (format_ == TraceFormat::kCsv) return read_csv_header();
     return Status::Ok();
   }
 
@@ -147,7 +136,7 @@ class TraceReader {
   }
 
   Status parse_line(std::string_view line, Extent* e, bool* skip) {
-    if (format_ == Format::kCsv) {
+    if (format_ == TraceFormat::kCsv) {
       line = trim(line);
       *skip = line.empty() || line.front() == '#';
       return *skip ? Status::Ok() : parse_csv_row(line, e);
@@ -155,7 +144,7 @@ class TraceReader {
     line = trim(line.substr(0, line.find('#')));
     *skip = line.empty();
     if (*skip) return Status::Ok();
-    if (format_ == Format::kPages) {
+    if (format_ == TraceFormat::kPages) {
       uint64_t page = 0;
       if (!parse_number(line, &page)) {
         return error("expected a page index, got '" + std::string(line) + "'");
@@ -236,7 +225,7 @@ class TraceReader {
 
   std::ifstream in_;
   std::string path_;
-  Format format_ = Format::kPages;
+  TraceFormat format_ = TraceFormat::kPages;
   uint64_t pages_ = 0;     // pages of the mapping
   uint64_t lineno_ = 0;    // 1-based number of line_
   std::string buf_;        // the line read last

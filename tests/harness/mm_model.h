@@ -31,7 +31,7 @@ inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 struct ModelSetup {
-  std::string profile = "7.1";
+  Release release = Release::k7_1;
   // Applied to the named profile before the Kernel is built.
   std::function<void(KernelProfile&)> tweak;
   uint64_t file_bytes = 64 * kMiB;  // i_size
@@ -61,8 +61,8 @@ struct ModelSetup {
     }
     return *this;
   }
-  ModelSetup& kernel(std::string name) {
-    profile = std::move(name);
+  ModelSetup& kernel(Release r) {
+    release = r;
     return *this;
   }
   ModelSetup& bytes(uint64_t v) {
@@ -133,8 +133,7 @@ class RecordingTracer final : public Tracer {
 class Model {
  public:
   explicit Model(const ModelSetup& s = {}) : setup_(s) {
-    KernelProfile prof;
-    FAULTLINE_CHECK(lookup_profile(s.profile, &prof));
+    KernelProfile prof = kernel_profile(s.release);
     if (s.tweak) s.tweak(prof);
     BackingDev bdi;
     bdi.ra_pages = s.ra_pages;

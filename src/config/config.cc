@@ -1,0 +1,419 @@
+// config.cc — the key table: one line per scenario key, in one place, so
+// `git grep` finds every key and its documentation. The kernel.* switches
+// come from FAULTLINE_KERNEL_SWITCHES (mm/profile.h), choices from their
+// enums' name tables.
+#include "faultline/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <type_traits>
+
+#include "util/units.h"
+
+namespace faultline {
+namespace {
+
+Status bad(const std::string& key, const std::string& what, const std::string& value) {
+  return Status::InvalidArgument(key + ": expected " + what + ", got '" + value + "'");
+}
+
+// The value types of keys: how a value is read from text and printed, and
+// the type `faultline keys` shows. Errors name the key.
+
+template <typename T>
+struct Int {  // a non-negative integer below 2^(8 sizeof T)
+  static std::string type() { return "int"; }
+  static Status parse(const std::string& key, const std::string& v, T* out) {
+    if (v.empty() || v[0] == '-' || v[0] == '+') return bad(key, "a non-negative integer", v);
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+    if (errno || *end != '\0') return bad(key, "a non-negative integer", v);
+    if (x > std::numeric_limits<T>::max()) return bad(key, "an integer below 2^32", v);
+    *out = static_cast<T>(x);
+    return Status::Ok();
+  }
+  static std::string format(T v) { return std::to_string(v); }
+};
+
+struct Size {  // bytes, with an optional binary suffix
+  static std::string type() { return "size"; }
+  static Status parse(const std::string& key, const std::string& v, uint64_t* out) {
+    auto r = parse_size(v);
+    if (!r.ok()) return bad(key, "a size such as 4KiB, 8MiB or 20GiB", v);
+    *out = *r;
+    return Status::Ok();
+  }
+  static std::string format(uint64_t v) { return std::to_string(v); }
+};
+
+struct SizeOrAuto {  // a size, or "auto": estimated by the model
+  static std::string type() { return "size|auto"; }
+  static Status parse(const std::string& key, const std::string& v, std::optional<uint64_t>* out) {
+    if (v == "auto") {
+      out->reset();
+      return Status::Ok();
+    }
+    uint64_t bytes = 0;
+    FAULTLINE_RETURN_IF_ERROR(Size::parse(key, v, &bytes));
+    *out = bytes;
+    return Status::Ok();
+  }
+  static std::string format(const std::optional<uint64_t>& v) {
+    return v ? std::to_string(*v) : "auto";
+  }
+};
+
+struct Number {
+  static std::string type() { return "number"; }
+  static Status parse(const std::string& key, const std::string& v, double* out) {
+    errno = 0;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || errno || *end != '\0' || !std::isfinite(x)) return bad(key, "a number", v);
+    *out = x;
+    return Status::Ok();
+  }
+  static std::string format(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+  }
+};
+
+struct Bool {
+  static std::string type() { return "bool"; }
+  static Status parse(const std::string& key, const std::string& v, bool* out) {
+    if (v == "true" || v == "1" || v == "on" || v == "yes") {
+      *out = true;
+    } else if (v == "false" || v == "0" || v == "off" || v == "no") {
+      *out = false;
+    } else {
+      return bad(key, "true or false", v);
+    }
+    return Status::Ok();
+  }
+  static std::string format(bool v) { return v ? "true" : "false"; }
+};
+
+struct Path {
+  static std::string type() { return "path"; }
+  static Status parse(const std::string&, const std::string& v, std::string* out) {
+    *out = v;
+    return Status::Ok();
+  }
+  static std::string format(const std::string& v) { return v; }
+};
+
+template <NamedEnum E>
+struct Choice {  // one name of E's table
+  static std::string type() { return enum_choices<E>("|"); }
+  static Status parse(const std::string& key, const std::string& v, E* out) {
+    const std::optional<E> e = parse_enum<E>(v);
+    if (!e) return bad(key, "one of " + enum_choices<E>(", "), v);
+    *out = *e;
+    return Status::Ok();
+  }
+  static std::string format(E v) { return std::string(enum_name(v)); }
+};
+
+// The value type of a kernel switch of C++ type T.
+template <typename T>
+using SwitchValue = std::conditional_t<std::is_same_v<T, bool>, Bool, Int<T>>;
+
+using Setter = std::function<Status(Config&, const std::string& key, const std::string& v)>;
+using Getter = std::function<std::string(const Config&, const mm::KernelProfile&)>;
+
+struct KeyDef {
+  std::string key;
+  std::string type;
+  std::string doc;
+  Setter set;
+  Getter get;
+};
+
+// A key of value type V stored at field(config), which is a generic lambda
+// returning a reference to the field (FAULTLINE_FIELD).
+template <typename V, typename Field>
+KeyDef key(const char* name, Field field, const char* doc) {
+  return {name, V::type(), doc,
+          [field](Config& c, const std::string& k, const std::string& v) {
+            return V::parse(k, v, &field(c));
+          },
+          [field](const Config& c, const mm::KernelProfile&) { return V::format(field(c)); }};
+}
+#define FAULTLINE_FIELD(path) \
+  [](auto& c) -> auto& { return c.path; }
+
+// kernel.<name>: an override of one switch, shown as the resolved profile has it.
+template <typename T, typename Field, typename Resolved>
+KeyDef switch_key(const char* name, Field field, Resolved resolved, const char* doc) {
+  using V = SwitchValue<T>;
+  return {std::string("kernel.") + name, V::type(), doc,
+          [field](Config& c, const std::string& k, const std::string& v) {
+            T x{};
+            FAULTLINE_RETURN_IF_ERROR(V::parse(k, v, &x));
+            field(c) = x;
+            return Status::Ok();
+          },
+          [resolved](const Config&, const mm::KernelProfile& p) { return V::format(resolved(p)); }};
+}
+
+const std::vector<KeyDef>& key_table() {
+  using namespace workload;  // NOLINT: the choices' enums
+  static const std::vector<KeyDef> kKeys = [] {
+    std::vector<KeyDef> k = {
+        key<Size>("machine.memory", FAULTLINE_FIELD(machine.memory), "RAM of the modelled machine"),
+        key<Size>("machine.memory_limit", FAULTLINE_FIELD(machine.memory_limit),
+                  "cgroup memory limit of the workload (0: none)"),
+        key<SizeOrAuto>("machine.kernel_reserved", FAULTLINE_FIELD(machine.kernel_reserved),
+                        "memory the page cache cannot use (kernel, memmap, watermarks, user "
+                        "space); auto: estimated"),
+        key<Size>("machine.cgroup_overhead", FAULTLINE_FIELD(machine.cgroup_overhead),
+                  "charges of the workload under a memory limit that are not page cache"),
+        key<Int<uint32_t>>("device.read_ahead_kb", FAULTLINE_FIELD(device.read_ahead_kb),
+                           "read_ahead_kb of the device (ra_pages = value / 4)"),
+        key<Int<uint32_t>>("device.max_sectors_kb", FAULTLINE_FIELD(device.max_sectors_kb),
+                           "max_sectors_kb of the device (io_pages = value / 4)"),
+        key<Size>("device.bandwidth", FAULTLINE_FIELD(device.bandwidth),
+                  "read bandwidth per second (elapsed-time estimate)"),
+        key<Number>("device.latency_us", FAULTLINE_FIELD(device.latency_us),
+                    "latency of a synchronous read (elapsed-time estimate)"),
+        key<Size>("file.size", FAULTLINE_FIELD(file.size), "size of the file"),
+        key<Choice<FsType>>("file.fs", FAULTLINE_FIELD(file.fs), "file system holding the file"),
+        key<Choice<CacheState>>("file.cache", FAULTLINE_FIELD(file.cache),
+                                "page cache before the accesses: empty, filled by read(2), or "
+                                "by the write(2) that made it"),
+        key<Size>("file.write_chunk", FAULTLINE_FIELD(file.write_chunk),
+                  "write(2) size used to create the file (decides folio sizes)"),
+        key<Size>("file.warm_chunk", FAULTLINE_FIELD(file.warm_chunk),
+                  "read(2) size of the warm-read pass"),
+        key<Choice<LargeFolios>>("file.large_folios", FAULTLINE_FIELD(file.large_folios),
+                                 "large folios in the page cache (auto: ext4 from 6.16, xfs; "
+                                 "tmpfs per huge order)"),
+        key<Int<uint32_t>>("file.tmpfs_huge_order", FAULTLINE_FIELD(file.tmpfs_huge_order),
+                           "folio order of tmpfs allocations (huge=; 0: never)"),
+        key<Bool>("mapping.shared", FAULTLINE_FIELD(mapping.shared),
+                  "MAP_SHARED (true) or MAP_PRIVATE (false)"),
+        key<Choice<mm::Fadvise>>(
+            "file.fadvise", FAULTLINE_FIELD(file.fadvise),
+            "posix_fadvise() on the whole file before the accesses (the file the mapping uses)"),
+        key<Choice<mm::Madvise>>("mapping.madvise", FAULTLINE_FIELD(mapping.madvise),
+                                 "madvise() applied to the whole mapping before the accesses"),
+        key<Size>("mapping.offset", FAULTLINE_FIELD(mapping.offset),
+                  "file offset of the mapping (page aligned)"),
+        key<Size>("mapping.length", FAULTLINE_FIELD(mapping.length),
+                  "length of the mapping (0: to the end of the file)"),
+        key<Int<uint64_t>>("mapping.align_offset", FAULTLINE_FIELD(mapping.align_offset),
+                           "pages past a 2 MiB boundary at which the VMA starts"),
+        key<Choice<Pattern>>("access.pattern", FAULTLINE_FIELD(access.pattern),
+                             "order of the pages touched (trace: replay access.trace)"),
+        key<Number>("access.fraction", FAULTLINE_FIELD(access.fraction),
+                    "accesses as a fraction of the mapping's pages"),
+        key<Int<uint64_t>>(
+            "access.count", FAULTLINE_FIELD(access.count),
+            "number of accesses (overrides fraction when > 0; trace: replay at most this many)"),
+        key<Path>("access.trace", FAULTLINE_FIELD(access.trace),
+                  "trace file replayed by access.pattern=trace (relative: to the scenario file; "
+                  "from --set, to the current directory)"),
+        key<Choice<TraceFormat>>("access.trace_format", FAULTLINE_FIELD(access.trace_format),
+                                 "pages: a page index per line; offsets: OFFSET[,LENGTH] bytes "
+                                 "per line; csv: columns offset and length or size"),
+        key<Int<uint64_t>>("access.stride", FAULTLINE_FIELD(access.stride),
+                           "pages between consecutive accesses (stride pattern)"),
+        key<Int<uint64_t>>("access.start", FAULTLINE_FIELD(access.start),
+                           "first page touched (sequential and stride)"),
+        key<Int<uint64_t>>("access.seed", FAULTLINE_FIELD(access.seed),
+                           "seed of the random pattern"),
+        key<Number>("access.span", FAULTLINE_FIELD(access.span),
+                    "fraction of the mapping (from its start) the pattern covers"),
+        key<Int<uint64_t>>(
+            "access.dontneed_every", FAULTLINE_FIELD(access.dontneed_every),
+            "MADV_DONTNEED over the whole mapping after every N accesses (0: never)"),
+        key<Choice<AccessOp>>("access.op", FAULTLINE_FIELD(access.op),
+                              "one-byte load or store per access"),
+        key<Choice<AccessMethod>>("access.method", FAULTLINE_FIELD(access.method),
+                                  "how an access reaches the page: through the mapping, or by "
+                                  "pread(2) of access.read_size"),
+        key<Size>("access.read_size", FAULTLINE_FIELD(access.read_size),
+                  "bytes per pread(2) when access.method = read"),
+        key<Choice<mm::Release>>("kernel.profile", FAULTLINE_FIELD(kernel.profile),
+                                 "kernel release whose behaviour is modelled"),
+    };
+#define FAULTLINE_X(type, name, by_release, doc)                                              \
+  k.push_back(switch_key<type>(                                                               \
+      #name, FAULTLINE_FIELD(kernel.name), [](const mm::KernelProfile& p) { return p.name; }, \
+      doc));
+    FAULTLINE_KERNEL_SWITCHES(FAULTLINE_X)
+#undef FAULTLINE_X
+    const std::vector<KeyDef> rest = {
+        key<Int<uint32_t>>("machine.cpus", FAULTLINE_FIELD(machine.cpus),
+                           "online CPUs: percpu_counter_batch, and the CPUs the tasks share in "
+                           "the time estimate (0: one per task)"),
+        key<Choice<Kind>>("access.workload", FAULTLINE_FIELD(access.workload),
+                          "stream: replay access.pattern; pft: threads write-fault slices of one "
+                          "anonymous region; lat_pagefault: read faults with fault-around on a "
+                          "cached file"),
+        key<Int<uint32_t>>("access.threads", FAULTLINE_FIELD(access.threads),
+                           "tasks faulting at once (pft, lat_pagefault), one per CPU"),
+        key<Choice<TaskSharing>>("access.tasks", FAULTLINE_FIELD(access.tasks),
+                                 "threads share one VMA, or each maps its own VMA, or are "
+                                 "processes"),
+        key<Size>("access.region", FAULTLINE_FIELD(access.region),
+                  "bytes faulted per pass, split between the tasks"),
+        key<Int<uint64_t>>("access.passes", FAULTLINE_FIELD(access.passes),
+                           "passes: fault the slice, then MADV_DONTNEED it"),
+        key<Choice<Interleave>>("access.interleave", FAULTLINE_FIELD(access.interleave),
+                                "timed/lockstep: the tasks' steps interleaved deterministically "
+                                "on one thread; real: one OS thread per task (wall-clock "
+                                "throughput)"),
+        key<Bool>("access.coherence", FAULTLINE_FIELD(access.coherence),
+                  "count cache-line transfers between the tasks' CPUs"),
+    };
+    k.insert(k.end(), rest.begin(), rest.end());
+    return k;
+  }();
+  return kKeys;
+}
+
+}  // namespace
+
+Status set_key(Config& cfg, const std::string& key, const std::string& value) {
+  for (const KeyDef& d : key_table()) {
+    if (key == d.key) return d.set(cfg, key, value);
+  }
+  return Status::InvalidArgument("unknown key '" + key + "' (faultline keys lists them)");
+}
+
+Status apply_assignments(Config& cfg, const std::vector<std::string>& assignments) {
+  for (const std::string& a : assignments) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("expected KEY=VALUE, got '" + a + "'");
+    }
+    FAULTLINE_RETURN_IF_ERROR(set_key(cfg, a.substr(0, eq), a.substr(eq + 1)));
+  }
+  return Status::Ok();
+}
+
+Status validate(const Config& c) {
+  using namespace workload;  // NOLINT: the choices' enums
+  auto err = [](const std::string& m) { return Status::InvalidArgument(m); };
+  if (c.machine.memory == 0) return err("machine.memory: must be greater than zero");
+  if (c.file.size == 0) return err("file.size: must be greater than zero");
+  if (c.file.size >= (uint64_t{1} << 44)) return err("file.size: at most 16 TiB");
+  if (c.file.write_chunk == 0) return err("file.write_chunk: must be greater than zero");
+  if (c.file.warm_chunk == 0) return err("file.warm_chunk: must be greater than zero");
+  if (c.file.tmpfs_huge_order > 9) return err("file.tmpfs_huge_order: at most 9 (PMD order)");
+  if (c.device.read_ahead_kb > (1u << 20)) return err("device.read_ahead_kb: at most 1048576");
+  if (c.device.max_sectors_kb < 4) return err("device.max_sectors_kb: at least 4");
+  if (c.device.bandwidth == 0) return err("device.bandwidth: must be greater than zero");
+  if (c.device.latency_us < 0) return err("device.latency_us: must not be negative");
+  if (c.mapping.offset % 4096) return err("mapping.offset: must be a multiple of 4096");
+  if (c.mapping.offset >= c.file.size) return err("mapping.offset: beyond the end of the file");
+  if (c.mapping.length % 4096) return err("mapping.length: must be a multiple of 4096");
+  const uint64_t map_len = c.mapping.length ? c.mapping.length : c.file.size - c.mapping.offset;
+  if (c.mapping.offset + map_len > ((c.file.size + 4095) & ~uint64_t{4095})) {
+    return err("mapping.length: the mapping extends past the end of the file");
+  }
+  if (c.mapping.align_offset >= 512) return err("mapping.align_offset: must be below 512");
+  const uint64_t map_pages = (map_len + 4095) / 4096;
+  const bool trace = c.access.pattern == Pattern::kTrace;
+  // Like access.stride for the other patterns, access.trace is ignored unless
+  // the pattern is trace (a case may switch a trace scenario to random).
+  if (trace && c.access.trace.empty()) {
+    return err("access.trace: access.pattern=trace needs a trace file");
+  }
+  if (!trace && c.access.count == 0 && !(c.access.fraction > 0 && c.access.fraction <= 1)) {
+    return err("access.fraction: must be in (0, 1] (or set access.count)");
+  }
+  if (!(c.access.span > 0 && c.access.span <= 1)) return err("access.span: must be in (0, 1]");
+  if (c.access.stride == 0) return err("access.stride: must be greater than zero");
+  // The pages the pattern covers (engine::make_access_spec computes the same).
+  const uint64_t span_pages =
+      std::max<uint64_t>(1, static_cast<uint64_t>(c.access.span * static_cast<double>(map_pages)));
+  const std::string what = c.access.span < 1 ? "the pages access.span covers" : "the mapping";
+  if (c.access.stride >= span_pages && c.access.pattern == Pattern::kStride) {
+    return err("access.stride: " + std::to_string(c.access.stride) + " pages is not smaller than " +
+               what + " (" + std::to_string(span_pages) + " pages)");
+  }
+  if (c.access.start >= span_pages) return err("access.start: beyond the end of " + what);
+  if (c.kernel.fault_around_bytes && *c.kernel.fault_around_bytes > (2u << 20)) {
+    return err("kernel.fault_around_bytes: at most 2097152 (PTRS_PER_PTE pages)");
+  }
+  if (c.machine.memory_limit && c.machine.memory_limit <= c.machine.cgroup_overhead) {
+    return err("machine.memory_limit: must exceed machine.cgroup_overhead");
+  }
+  if (c.access.threads < 1 || c.access.threads > 64) return err("access.threads: 1 to 64");
+  if (c.access.method == AccessMethod::kRead) {
+    if (c.access.op != AccessOp::kRead) {
+      return err("access.method: read(2) accesses need access.op=read");
+    }
+    if (c.access.workload != Kind::kStream) {
+      return err("access.method: read(2) accesses need access.workload=stream");
+    }
+    if (c.access.dontneed_every) {
+      return err("access.method: access.dontneed_every needs accesses through the mapping");
+    }
+  }
+  if (c.access.read_size == 0) return err("access.read_size: must be greater than zero");
+  if (c.access.read_size > (uint64_t{1} << 30)) return err("access.read_size: at most 1 GiB");
+  if (c.access.workload != Kind::kStream) {
+    if (c.access.region < 4096 * uint64_t{c.access.threads}) {
+      return err("access.region: at least one page per thread");
+    }
+    if (c.access.region > (uint64_t{1} << 36)) return err("access.region: at most 64 GiB");
+    if (c.access.passes == 0) return err("access.passes: must be greater than zero");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::pair<std::string, std::string>> effective_keys(const Config& cfg) {
+  const mm::KernelProfile p = resolve_profile(cfg.kernel);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KeyDef& d : key_table()) out.emplace_back(d.key, d.get(cfg, p));
+  return out;
+}
+
+std::vector<KeyDoc> key_docs() {
+  const Config defaults;
+  const mm::KernelProfile p = resolve_profile(defaults.kernel);
+  std::vector<KeyDoc> out;
+  for (const KeyDef& d : key_table()) out.push_back({d.key, d.type, d.get(defaults, p), d.doc});
+  return out;
+}
+
+mm::KernelProfile resolve_profile(const KernelConfig& kc) {
+  mm::KernelProfile p = mm::kernel_profile(kc.profile);
+#define FAULTLINE_X(type, name, by_release, doc) \
+  if (kc.name) p.name = *kc.name;
+  FAULTLINE_KERNEL_SWITCHES(FAULTLINE_X)
+#undef FAULTLINE_X
+  return p;
+}
+
+std::vector<SwitchDoc> switch_docs() {
+  std::vector<SwitchDoc> out;
+#define FAULTLINE_X(type, name, by_release, doc)       \
+  {                                                    \
+    SwitchDoc d{"kernel." #name, doc, {}};             \
+    for (const auto& r : enum_names(mm::Release{})) {  \
+      const type v = mm::kernel_profile(r.value).name; \
+      if constexpr (std::is_same_v<type, bool>) {      \
+        d.values.emplace_back(v ? "on" : "off");       \
+      } else {                                         \
+        d.values.push_back(std::to_string(v));         \
+      }                                                \
+    }                                                  \
+    out.push_back(std::move(d));                       \
+  }
+  FAULTLINE_KERNEL_SWITCHES(FAULTLINE_X)
+#undef FAULTLINE_X
+  return out;
+}
+
+}  // namespace faultline
