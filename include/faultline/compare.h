@@ -16,36 +16,6 @@
 
 namespace faultline {
 
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
-
-struct CompareRow {
-  std::string counter;
-  double model = 0;
-  Spread kernel;
-  double error = 0;       // (model - kernel median) / kernel median; 0 when both are 0
-  double tolerance = -1;  // relative; < 0: shown, not judged
-  bool within = true;
-};
-
-struct CompareCase {
-  std::string scenario;
-  std::string case_name;
-  std::string variant;
-  std::string kernel_release;
-  std::string model_profile;
-  RunResult model;
-  std::vector<CompareRow> rows;
-  bool judged = false;  // at least one counter has a tolerance
-  bool pass = true;     // every judged counter is within tolerance
-  std::vector<std::string> notes;
-  std::vector<std::string> kernel_event_files;
-  std::string model_event_file;
-  double model_wall_s = 0;  // how long the model took to compute the run (not a counter:
-                            // it varies from run to run, so it stays out of RunResult)
-};
-
 struct CompareOptions {
   int repetitions = 0;        // 0: the scenario's probe.repetitions
   bool trace_events = false;  // record the kernel's and the model's tracepoints

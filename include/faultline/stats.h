@@ -1,9 +1,13 @@
-// stats.h — the result of one run: counters under their kernel names.
+// stats.h — results: the counters of one run under their kernel names, and
+// a run of the model beside the host kernel's (compare.h makes them; the
+// printers of report/ read them and nothing else).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "util/spread.h"
 
 namespace faultline {
 
@@ -31,6 +35,32 @@ struct RunResult {
     }
     return nullptr;
   }
+};
+
+struct CompareRow {
+  std::string counter;
+  double model = 0;
+  Spread kernel;
+  double error = 0;       // (model - kernel median) / kernel median; 0 when both are 0
+  double tolerance = -1;  // relative; < 0: shown, not judged
+  bool within = true;
+};
+
+struct CompareCase {
+  std::string scenario;
+  std::string case_name;
+  std::string variant;
+  std::string kernel_release;
+  std::string model_profile;
+  RunResult model;
+  std::vector<CompareRow> rows;
+  bool judged = false;  // at least one counter has a tolerance
+  bool pass = true;     // every judged counter is within tolerance
+  std::vector<std::string> notes;
+  std::vector<std::string> kernel_event_files;
+  std::string model_event_file;
+  double model_wall_s = 0;  // how long the model took to compute the run (not a counter:
+                            // it varies from run to run, so it stays out of RunResult)
 };
 
 }  // namespace faultline

@@ -215,11 +215,6 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   return out;
 }
 
-Spread spread_of(const std::vector<probe::Counters>& runs, const std::string& key) {
-  const probe::Spread s = probe::spread(runs, key);
-  return {s.median, s.min, s.max};
-}
-
 }  // namespace
 
 std::string host_profile_name() {
@@ -264,7 +259,7 @@ Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
     }
     std::sort(keys.begin(), keys.end());
     for (const std::string& k : keys) {
-      const Spread s = spread_of(pr.kernel.runs, k);
+      const Spread s = probe::spread(pr.kernel.runs, k);
       r.counters.push_back({k, s.median});
       r.counters.push_back({k + ".min", s.min});
       r.counters.push_back({k + ".max", s.max});
@@ -287,7 +282,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     if (!p.cfg.machine.memory_limit) p.cfg.machine.memory = host_mem_total();
     // The model gets the probe's device: its max_sectors_kb bounds read(2)'s
     // readahead (io_pages).
-    const Spread msk = spread_of(pr.kernel.runs, "device.max_sectors_kb");
+    const Spread msk = probe::spread(pr.kernel.runs, "device.max_sectors_kb");
     if (msk.median >= 4) p.cfg.device.max_sectors_kb = static_cast<uint32_t>(msk.median);
     // Concurrent workloads with more tasks than this machine has CPUs: the
     // model's time estimate shares the same number of CPUs.
@@ -343,7 +338,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
       CompareRow row;
       row.counter = name;
       row.model = c.model.get(model_name);
-      row.kernel = spread_of(pr.kernel.runs, name);
+      row.kernel = probe::spread(pr.kernel.runs, name);
       const double k = row.kernel.median;
       row.error = k != 0 ? (row.model - k) / k : (row.model == 0 ? 0 : INFINITY);
       auto t = tolerance.find(name);

@@ -141,14 +141,7 @@ Spread spread(const std::vector<Counters>& runs, const std::string& key) {
     auto it = run.find(key);
     if (it != run.end()) values.push_back(it->second);
   }
-  Spread s;
-  if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  s.min = values.front();
-  s.max = values.back();
-  s.median = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-  return s;
+  return spread_of(std::move(values));
 }
 
 }  // namespace faultline::probe

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "util/spread.h"
 #include "util/status.h"
 #include "workload/access.h"
 
@@ -114,10 +115,7 @@ Status cleanup_stale(const std::string& workspace_root);
 // A probe that returns the given counters for every repetition (tests).
 std::unique_ptr<Probe> make_fake_probe(Counters canned);
 
-// Median, min and max of one counter over the repetitions.
-struct Spread {
-  double median = 0, min = 0, max = 0;
-};
+// Median, min and max of one counter over the repetitions that have it.
 Spread spread(const std::vector<Counters>& runs, const std::string& key);
 
 }  // namespace faultline::probe

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "faultline/compare.h"
+#include "faultline/stats.h"
 
 namespace faultline::report {
 
