@@ -24,9 +24,6 @@ struct CompareOptions {
   std::function<void(const std::string&)> progress;  // one line per step
 };
 
-// The kernel profile that models this machine's kernel (from uname -r).
-std::string host_profile_name();
-
 // Runs the model and the probe on every run of the scenario. Variants that
 // change kernel.* switches cannot be run on the host and are left out, with
 // a note. Probe failures (no root, no loop device) are returned as errors.

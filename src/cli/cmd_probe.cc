@@ -19,7 +19,7 @@ struct ProbeArgs {
   std::string scenario;
   std::string all_dir;
   std::vector<std::string> sets;
-  std::string format = "table";
+  Format format = Format::kTable;
   std::string output;
   std::string trace_dir;
   int repetitions = 0;
@@ -79,10 +79,7 @@ void do_probe(const ProbeArgs& a) {
   if (!runs.ok()) return fail(runs.status());
   report::Meta meta{sc->name, sc->description, sc->source, kVersion};
   meta.probe = true;
-  std::string text = a.format == "json"  ? report::format_json(meta, *runs)
-                     : a.format == "csv" ? report::format_csv(*runs)
-                                         : report::format_table(meta, *runs);
-  if (Status st = write_output(a.output, text); !st.ok()) fail(st);
+  if (Status st = write_output(a.output, format_runs(a.format, meta, *runs)); !st.ok()) fail(st);
 }
 
 void do_compare(const ProbeArgs& a) {
@@ -112,16 +109,20 @@ void do_compare(const ProbeArgs& a) {
     all.insert(all.end(), cases->begin(), cases->end());
   }
   std::string text;
-  if (a.format == "json") {
-    text = report::format_compare_json(all);
-  } else if (a.format == "csv") {
-    text = report::format_compare_csv(all);
-  } else {
-    text =
-        a.all_dir.empty() ? report::format_compare_table(all) : report::format_compare_matrix(all);
-    if (a.events) {
-      for (const CompareCase& c : all) text += "\n" + explain_divergence(c);
-    }
+  switch (a.format) {
+    case Format::kJson:
+      text = report::format_compare_json(all);
+      break;
+    case Format::kCsv:
+      text = report::format_compare_csv(all);
+      break;
+    case Format::kTable:
+      text = a.all_dir.empty() ? report::format_compare_table(all)
+                               : report::format_compare_matrix(all);
+      if (a.events) {
+        for (const CompareCase& c : all) text += "\n" + explain_divergence(c);
+      }
+      break;
   }
   if (Status st = write_output(a.output, text); !st.ok()) return fail(st);
   if (a.strict &&
@@ -132,9 +133,7 @@ void do_compare(const ProbeArgs& a) {
 
 void common_options(CLI::App* cmd, ProbeArgs* a) {
   cmd->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario");
-  cmd->add_option("--format", a->format, "table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  cmd->add_option("-o,--output", a->output, "write the report to this file (atomically)");
+  add_report_options(cmd, &a->format, &a->output, "table, json or csv");
   cmd->add_option("--reps", a->repetitions, "repetitions on the kernel (default: the scenario's)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--trace-dir", a->trace_dir, "save the kernel's (and model's) tracepoints here");

@@ -15,15 +15,8 @@ namespace {
 
 int g_exit_code = 0;
 
-struct RunArgs {
-  std::string scenario;
-  std::vector<std::string> sets;
-  std::string format = "table";
-  std::string output;
-  std::string only;
+struct RunArgs : RunOptions {
   std::string trace_dir;
-  int jobs = 0;
-  bool quiet = false;
 };
 
 void do_run(const RunArgs& a) {
@@ -45,19 +38,44 @@ void do_run(const RunArgs& a) {
   auto runs = simulate(*plan, opts);
   if (!runs.ok()) return fail(runs.status());
   const report::Meta meta{sc->name, sc->description, sc->source, kVersion};
-  std::string text;
-  if (a.format == "json") {
-    text = report::format_json(meta, *runs);
-  } else if (a.format == "csv") {
-    text = report::format_csv(*runs);
-  } else {
-    text = report::format_table(meta, *runs);
-  }
-  Status st = write_output(a.output, text);
+  Status st = write_output(a.output, format_runs(a.format, meta, *runs));
   if (!st.ok()) return fail(st);
 }
 
 }  // namespace
+
+std::string format_runs(Format f, const report::Meta& meta, const std::vector<RunResult>& runs) {
+  switch (f) {
+    case Format::kJson:
+      return report::format_json(meta, runs);
+    case Format::kCsv:
+      return report::format_csv(runs);
+    case Format::kTable:
+      break;
+  }
+  return report::format_table(meta, runs);
+}
+
+void add_report_options(CLI::App* cmd, Format* format, std::string* output,
+                        const std::string& format_help) {
+  std::vector<std::string> names;
+  for (const auto& n : enum_names(Format{})) names.emplace_back(n.name);
+  cmd->add_option_function<std::string>(
+         "--format", [format](const std::string& v) { *format = *parse_enum<Format>(v); },
+         format_help)
+      ->check(CLI::IsMember(names));
+  cmd->add_option("-o,--output", *output, "write the report to this file (atomically)");
+}
+
+void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_help) {
+  cmd->add_option("scenario", o->scenario, "scenario file (TOML; none: the seed 1 matrix)");
+  cmd->add_option("--set", o->sets, "KEY=VALUE, applied to every run after the scenario")
+      ->allow_extra_args(false);
+  cmd->add_option("--only", o->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
+  add_report_options(cmd, &o->format, &o->output, format_help);
+  cmd->add_option("-j,--jobs", o->jobs, "runs in parallel (default: one per core)");
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress line");
+}
 
 int exit_code() { return g_exit_code; }
 void set_exit_code(int rc) { g_exit_code = rc; }
@@ -136,16 +154,8 @@ void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* run = app.add_subcommand(
       "run", "run a scenario on the model (no scenario: the seed 1 matrix, 20 GiB in 8 GiB)");
-  run->add_option("scenario", a->scenario, "scenario file (TOML)");
-  run->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario")
-      ->allow_extra_args(false);
-  run->add_option("--format", a->format, "table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  run->add_option("-o,--output", a->output, "write the report to this file (atomically)");
-  run->add_option("--only", a->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
+  add_run_options(run, a.get(), "table, json or csv");
   run->add_option("--trace-dir", a->trace_dir, "write the model's tracepoints of each run here");
-  run->add_option("-j,--jobs", a->jobs, "runs in parallel (default: one per core)");
-  run->add_flag("-q,--quiet", a->quiet, "no progress line");
   run->callback([a] { do_run(*a); });
 }
 

@@ -18,17 +18,10 @@
 namespace faultline::cli {
 namespace {
 
-struct SweepArgs {
-  std::string scenario;
+struct SweepArgs : RunOptions {
   std::vector<std::string> vary;
   std::string metric = "pgpgin";
-  std::vector<std::string> sets;
-  std::string only;
-  std::string format = "table";
-  std::string output;
   std::string plot;
-  int jobs = 0;
-  bool quiet = false;
 };
 
 // The directory of `path` exists, so that a long sweep does not end in a
@@ -101,12 +94,16 @@ void do_sweep(const SweepArgs& a) {
 
   const report::Meta meta{sc->name, sc->description, sc->source, kVersion};
   std::string text;
-  if (a.format == "json") {
-    text = report::format_sweep_json(meta, sweep);
-  } else if (a.format == "csv") {
-    text = report::format_sweep_csv(sweep);
-  } else {
-    text = report::format_sweep_table(meta, sweep);
+  switch (a.format) {
+    case Format::kJson:
+      text = report::format_sweep_json(meta, sweep);
+      break;
+    case Format::kCsv:
+      text = report::format_sweep_csv(sweep);
+      break;
+    case Format::kTable:
+      text = report::format_sweep_table(meta, sweep);
+      break;
   }
   // The chart first: if the report cannot be written after it, the chart
   // goes too, so an error leaves no output behind.
@@ -127,21 +124,13 @@ void add_sweep_command(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "run a scenario for every value of one or more keys; a table, and a chart");
-  cmd->add_option("scenario", a->scenario, "scenario file (TOML; none: the seed 1 matrix)");
+  add_run_options(cmd, a.get(), "table, json or csv (json and csv: every counter)");
   cmd->add_option("--vary", a->vary,
                   "KEY=V1,V2,... or KEY=START..END*FACTOR or KEY=START..END+STEP; several "
                   "--vary: every combination")
       ->allow_extra_args(false);
   cmd->add_option("--metric", a->metric, "the counter of the table and the chart (pgpgin)");
-  cmd->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario")
-      ->allow_extra_args(false);
-  cmd->add_option("--only", a->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
-  cmd->add_option("--format", a->format, "table, json or csv (json and csv: every counter)")
-      ->check(CLI::IsMember({"table", "json", "csv"}));
-  cmd->add_option("-o,--output", a->output, "write the report to this file (atomically)");
   cmd->add_option("--plot", a->plot, "write an SVG line chart of the metric to this file");
-  cmd->add_option("-j,--jobs", a->jobs, "runs in parallel (default: one per core)");
-  cmd->add_flag("-q,--quiet", a->quiet, "no progress line");
   cmd->callback([a] { do_sweep(*a); });
 }
 

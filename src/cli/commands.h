@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "faultline/scenario.h"
+#include "report/report.h"
+#include "util/enum_names.h"
 #include "util/status.h"
 
 namespace faultline::cli {
@@ -16,6 +18,27 @@ void add_run_command(CLI::App& app);
 void add_keys_command(CLI::App& app);
 void add_probe_commands(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+
+// --format: how a report is written.
+#define FAULTLINE_REPORT_FORMATS(X) X(kTable, "table") X(kJson, "json") X(kCsv, "csv")
+FAULTLINE_NAMED_ENUM(Format, FAULTLINE_REPORT_FORMATS)
+
+// --format and -o: how and where a command writes its report.
+void add_report_options(CLI::App* cmd, Format* format, std::string* output,
+                        const std::string& format_help);
+
+// What `run` and `sweep` share: the scenario, which of its runs, and the
+// report of them.
+struct RunOptions {
+  std::string scenario;  // "": the built-in default
+  std::vector<std::string> sets;
+  std::string only;
+  Format format = Format::kTable;
+  std::string output;
+  int jobs = 0;
+  bool quiet = false;
+};
+void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_help);
 
 // Exit statuses of every subcommand (README, "Exit status"):
 inline constexpr int kExitOk = 0;
@@ -45,6 +68,8 @@ struct PlannedScenario {
 };
 Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,
                                       const std::string& only);
+// A report of runs in the given format.
+std::string format_runs(Format f, const report::Meta& meta, const std::vector<RunResult>& runs);
 // Writes text to path atomically (temporary file + rename), or to stdout.
 Status write_output(const std::string& path, const std::string& text);
 

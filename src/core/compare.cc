@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "engine/engine.h"
@@ -103,6 +104,30 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   r.output_dir = opts.output_dir;
   return r;
 }
+
+// The newest release the model has that is not newer than the running
+// kernel (uname -r); the default release if the running one cannot be read.
+mm::Release host_release() {
+  struct utsname u {};
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) {
+    return mm::kDefaultRelease;
+  }
+  std::optional<mm::Release> best;
+  int best_v = -1;
+  for (const auto& r : enum_names(mm::Release{})) {
+    int a = 0, b = 0;
+    if (std::sscanf(std::string(r.name).c_str(), "%d.%d", &a, &b) != 2) continue;
+    const int v = a * 100 + b;
+    if (v <= major * 100 + minor && v > best_v) {
+      best_v = v;
+      best = r.value;
+    }
+  }
+  return best ? *best : enum_names(mm::Release{}).front().value;  // older than every release
+}
+
+std::string host_profile_name() { return std::string(enum_name(host_release())); }
 
 // The kernel.* switches a configuration resolves to, as text.
 std::vector<std::pair<std::string, std::string>> kernel_switches(const Config& cfg) {
@@ -216,27 +241,6 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
 }
 
 }  // namespace
-
-std::string host_profile_name() {
-  struct utsname u {};
-  if (uname(&u) != 0) return "6.18";
-  int major = 0, minor = 0;
-  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return "6.18";
-  const int v = major * 100 + minor;
-  // The newest profile not newer than the running kernel.
-  std::string best = "6.9";
-  int best_v = 0;
-  for (const auto& r : enum_names(mm::Release{})) {
-    int a = 0, b = 0;
-    if (std::sscanf(std::string(r.name).c_str(), "%d.%d", &a, &b) != 2) continue;
-    const int pv = a * 100 + b;
-    if (pv <= v && pv > best_v) {
-      best_v = pv;
-      best = std::string(r.name);
-    }
-  }
-  return best;
-}
 
 Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
                                               const std::vector<std::string>& overrides,
