@@ -206,7 +206,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     // (filemap_map_folio_range, 6.18+).
     if (nr > 1 && prof.whole_folio_fault_around && head >= vma.vm_pgoff &&
         head + nr <= vma.vm_pgoff + vma.nr_pages() && (file_end >= head + nr || as.shmem())) {
-      const uint64_t vstart = vma.vm_start + (head - vma.vm_pgoff);
+      const uint64_t vstart = vma.vpn(head - vma.vm_pgoff);
       if (vstart / kPtrsPerPte == (vstart + nr - 1) / kPtrsPerPte) {
         first = head;
         last = head + nr - 1;

@@ -37,7 +37,7 @@ bool vma_has_map_pages(const Kernel& k, const Vma& vma) {
 vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
   const Vma& vma = *vmf.vma;
   const uint64_t nr_pages = k.fault_around_pages();
-  const uint64_t pte_off = (vma.vm_start + vmf.vpage) & (kPtrsPerPte - 1);
+  const uint64_t pte_off = vma.vpn(vmf.vpage) & (kPtrsPerPte - 1);
   const uint64_t vma_off = vmf.vpage;
   const uint64_t from_pte =
       std::max(round_down(pte_off, nr_pages), pte_off - std::min(pte_off, vma_off));
@@ -69,7 +69,7 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   uint64_t first = vmf.pgoff, count = 1;
   if (nr > 1) {
     const uint64_t idx = vmf.pgoff - head;
-    const uint64_t pte_off = (vma.vm_start + vmf.vpage) & (kPtrsPerPte - 1);
+    const uint64_t pte_off = vma.vpn(vmf.vpage) & (kPtrsPerPte - 1);
     const bool eof_fallback = !as.shmem() && as.nr_pages() < head + nr;
     const bool fits = vmf.vpage >= idx && vmf.vpage + (nr - idx) <= vma.nr_pages() &&
                       pte_off >= idx && pte_off + (nr - idx) <= kPtrsPerPte;
@@ -189,7 +189,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   if (!k.profile().file_pmd_mapping || as.order(head) != kHpagePmdOrder) return false;
   if (head < vma.vm_pgoff) return false;
   const uint64_t vpage = head - vma.vm_pgoff;
-  if ((vma.vm_start + vpage) % kHpagePmdNr != 0 || vpage + kHpagePmdNr > vma.nr_pages()) {
+  if (vma.vpn(vpage) % kHpagePmdNr != 0 || vpage + kHpagePmdNr > vma.nr_pages()) {
     return false;  // thp_vma_suitable_order()
   }
   if (head + kHpagePmdNr > as.nr_pages() && !as.shmem()) return false;

@@ -33,10 +33,10 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   auto vma = std::make_unique<Vma>();
   vma->vm_mm = mm;
   // Large mappings are placed on a 2 MiB boundary (thp_get_unmapped_area).
-  const uint64_t base = round_up(mm->next_vpn, kPtrsPerPte) + align_offset_pages;
-  vma->vm_start = base;
-  vma->vm_end = base + nr_pages;
-  mm->next_vpn = vma->vm_end + kPtrsPerPte;  // a guard gap between mappings
+  constexpr uint64_t kPmdSize = uint64_t{1} << kPmdShift;
+  vma->vm_start = round_up(mm->mmap_base, kPmdSize) + (align_offset_pages << kPageShift);
+  vma->vm_end = vma->vm_start + (nr_pages << kPageShift);
+  mm->mmap_base = vma->vm_end + kPmdSize;  // a guard gap between mappings
   vma->vm_pgoff = pgoff;
   vma->vm_flags = flags;
   vma->vm_file = file;

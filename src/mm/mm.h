@@ -61,8 +61,8 @@ struct Mm;
 // struct vm_area_struct: a file mapping (file != nullptr) or anonymous memory.
 struct Vma {
   Mm* vm_mm = nullptr;
-  uint64_t vm_start = 0;  // virtual page number of the first page
-  uint64_t vm_end = 0;    // virtual page number past the last page
+  uint64_t vm_start = 0;  // address of the first byte (page aligned)
+  uint64_t vm_end = 0;    // address past the last byte (page aligned)
   pgoff_t vm_pgoff = 0;   // file page mapped at vm_start
   vm_flags_t vm_flags = VM_READ;
   File* vm_file = nullptr;
@@ -71,10 +71,14 @@ struct Vma {
   std::vector<uint8_t> pte_table;   // 1 if the PTE table of that 2 MiB span exists
   std::vector<uint8_t> pmd_mapped;  // 1 if that 2 MiB span is mapped by one PMD
 
-  uint64_t nr_pages() const { return vm_end - vm_start; }
+  uint64_t nr_pages() const { return (vm_end - vm_start) >> kPageShift; }
   bool has_recency() const;  // vma_has_recency()
+  // The virtual page number (address >> PAGE_SHIFT) of page vpage of the VMA.
+  uint64_t vpn(uint64_t vpage) const { return (vm_start >> kPageShift) + vpage; }
   // PMD slot (2 MiB span) of a VMA page, counted from the span holding vm_start.
-  uint64_t pmd_slot(uint64_t vpage) const { return ((vm_start + vpage) >> 9) - (vm_start >> 9); }
+  uint64_t pmd_slot(uint64_t vpage) const {
+    return (vpn(vpage) >> (kPmdShift - kPageShift)) - (vm_start >> kPmdShift);
+  }
 };
 
 // RSS counter index (enum mm counters, include/linux/mm_types_task.h).
@@ -87,7 +91,7 @@ struct Mm {
   uint64_t rss_hiwater = 0;
   uint64_t min_flt = 0;
   uint64_t maj_flt = 0;
-  uint64_t next_vpn = 0;  // bump allocator for mmap() placement
+  uint64_t mmap_base = 0;  // where the next mmap() is placed (bytes; a bump allocator)
 
   // The counter change of add_mm_counter (Kernel::add_mm_counter counts the call).
   void add_rss(MmCounter c, int64_t n) {

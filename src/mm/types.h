@@ -14,6 +14,7 @@ using pgoff_t = uint64_t;
 inline constexpr unsigned kPageShift = 12;
 inline constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;
 inline constexpr unsigned kPtrsPerPte = 512;   // one PTE table maps 2 MiB
+inline constexpr unsigned kPmdShift = 21;      // PMD_SHIFT: the span of one PTE table
 inline constexpr unsigned kHpagePmdOrder = 9;  // HPAGE_PMD_ORDER
 inline constexpr unsigned kHpagePmdNr = 1u << kHpagePmdOrder;
 inline constexpr unsigned kMaxPagecacheOrder = 9;  // MAX_PAGECACHE_ORDER with THP (x86-64)
