@@ -117,5 +117,18 @@ done
   && [ "$(grep -c '"device.read_ahead_kb": "256"' "$tmp/a.json")" -eq 8 ] \
   && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: sweep csv/svg/json shape"; }
 
+# A machine that lacks what the probe needs is not bad input: exit status 4.
+# As root, the probe is run as nobody (setpriv) when that user can run the binary.
+printf 'name = "x"\n[file]\nsize = "4MiB"\n' >"$tmp/probe.toml"
+chmod 755 "$tmp" && chmod 644 "$tmp/probe.toml"
+if [ "$(id -u)" -ne 0 ]; then
+  check "probe without root" 4 "needs root" "$bin" probe -q "$tmp/probe.toml"
+elif setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" --version >/dev/null 2>&1; then
+  check "probe without root" 4 "needs root" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" probe -q "$tmp/probe.toml"
+else
+  echo "skipped: probe without root (user nobody cannot run $bin)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
