@@ -14,8 +14,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
+
+#include "mm/trace.h"
 
 namespace faultline::cli {
 namespace {
@@ -65,47 +68,49 @@ std::string event_name(const std::string& line) {
 
 // Normalises one trace line of either side; "" if the event is not compared.
 std::string normalise(const std::string& line, bool kernel) {
-  const std::string name = event_name(line);
+  using mm::TraceKind;
+  const std::optional<TraceKind> kind = parse_enum<TraceKind>(event_name(line));
+  if (!kind) return "";
   long long a = 0, b = 0, c = 0, d = 0, m = 0;
-  if (name == "mm_filemap_fault") {
-    if (kernel ? !field(line, "ofs", &a) : !field(line, "index", &a)) return "";
-    if (kernel) a /= 4096;
-    return fmt::format("fault index={}", a);
-  }
-  if (name == "mm_filemap_map_pages") {
-    if (kernel) {
-      if (!range(line, &a, &b)) return "";
-      a /= 4096;
-      b /= 4096;
-    } else if (!field(line, "start", &a) || !field(line, "end", &b)) {
-      return "";
-    }
-    return fmt::format("map_pages {}-{}", a, b);
-  }
-  if (name == "mm_filemap_add_to_page_cache") {
-    if (!field(line, "ofs", &a) || !field(line, "order", &b)) return "";
-    if (kernel) a /= 4096;
-    return fmt::format("add index={} order={}", a, b);
-  }
-  if (name == "page_cache_ra_order") {
-    if (!field(line, "index", &a) || !field(line, "order", &b) || !field(line, "size", &c) ||
-        !field(line, "async_size", &d)) {
-      return "";
-    }
-    return fmt::format("ra_order index={} order={} size={} async={}", a, b, c, d);
-  }
-  if (name == "page_cache_ra_unbounded") {
-    if (!field(line, "index", &a) || !field(line, "nr_to_read", &b) ||
-        !field(line, "lookahead_size", &c)) {
-      return "";
-    }
-    return fmt::format("ra_unbounded index={} nr={} lookahead={}", a, b, c);
-  }
-  if (name == "page_cache_sync_ra" || name == "page_cache_async_ra") {
-    if (!field(line, "index", &a) || !field(line, "req_count", &b)) return "";
-    field(line, "mmap_miss", &m);
-    return fmt::format("{} index={} req={} mmap_miss={}",
-                       name == "page_cache_sync_ra" ? "sync_ra" : "async_ra", a, b, m);
+  switch (*kind) {
+    case TraceKind::kFilemapFault:
+      if (kernel ? !field(line, "ofs", &a) : !field(line, "index", &a)) return "";
+      if (kernel) a /= 4096;
+      return fmt::format("fault index={}", a);
+    case TraceKind::kFilemapMapPages:
+      if (kernel) {
+        if (!range(line, &a, &b)) return "";
+        a /= 4096;
+        b /= 4096;
+      } else if (!field(line, "start", &a) || !field(line, "end", &b)) {
+        return "";
+      }
+      return fmt::format("map_pages {}-{}", a, b);
+    case TraceKind::kAddToPageCache:
+      if (!field(line, "ofs", &a) || !field(line, "order", &b)) return "";
+      if (kernel) a /= 4096;
+      return fmt::format("add index={} order={}", a, b);
+    case TraceKind::kPageCacheRaOrder:
+      if (!field(line, "index", &a) || !field(line, "order", &b) || !field(line, "size", &c) ||
+          !field(line, "async_size", &d)) {
+        return "";
+      }
+      return fmt::format("ra_order index={} order={} size={} async={}", a, b, c, d);
+    case TraceKind::kPageCacheRaUnbounded:
+      if (!field(line, "index", &a) || !field(line, "nr_to_read", &b) ||
+          !field(line, "lookahead_size", &c)) {
+        return "";
+      }
+      return fmt::format("ra_unbounded index={} nr={} lookahead={}", a, b, c);
+    case TraceKind::kPageCacheSyncRa:
+    case TraceKind::kPageCacheAsyncRa:
+      if (!field(line, "index", &a) || !field(line, "req_count", &b)) return "";
+      field(line, "mmap_miss", &m);
+      return fmt::format("{} index={} req={} mmap_miss={}",
+                         *kind == TraceKind::kPageCacheSyncRa ? "sync_ra" : "async_ra", a, b, m);
+    case TraceKind::kDeleteFromPageCache:
+    case TraceKind::kMmapMiss:
+      break;  // not compared
   }
   return "";
 }
