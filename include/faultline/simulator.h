@@ -16,6 +16,13 @@ struct SimOptions {
   std::string trace_dir;  // if set, the model's tracepoints of each run go here
 };
 
+// s with every character but letters, digits, '-' and '.' replaced by '_',
+// so that a case or variant name can be part of a file name.
+std::string file_safe(const std::string& s);
+// The file simulate() writes the tracepoints of a run to, under dir.
+std::string model_trace_path(const std::string& dir, const std::string& case_name,
+                             const std::string& variant);
+
 // Runs every planned run; results come back in plan order whatever the
 // number of jobs, so reports are byte-identical for the same input.
 Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,

@@ -143,18 +143,11 @@ std::vector<std::pair<std::string, std::string>> kernel_switches(const Config& c
 // on a kernel that batches). Otherwise it exists only in the model.
 bool runs_on_host(const Scenario& sc, const NamedOverrides& v) {
   Config host = sc.base;
-  if (!set_key(host, "kernel.profile", host_profile_name()).ok()) return false;
+  host.kernel.profile = host_release();
   Config with = host;
   if (!apply_assignments(with, v.set).ok()) return false;
-  (void)set_key(with, "kernel.profile", host_profile_name());  // the host's, whatever v says
+  with.kernel.profile = host_release();  // the host's, whatever v says
   return kernel_switches(with) == kernel_switches(host);
-}
-
-std::string file_safe(const std::string& s) {
-  std::string o;
-  for (char c : s)
-    o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return o;
 }
 
 uint64_t host_mem_total() {
@@ -328,8 +321,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     c.notes.insert(c.notes.end(), skipped.begin(), skipped.end());
     c.kernel_event_files = pr.kernel.event_files;
     if (opts.trace_events) {
-      c.model_event_file = opts.output_dir + "/" + file_safe(c.case_name) + "-" +
-                           file_safe(c.variant) + ".model.trace";
+      c.model_event_file = model_trace_path(opts.output_dir, c.case_name, c.variant);
     }
     std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
     for (const char* name : kCompared) compared.emplace_back(name, name);

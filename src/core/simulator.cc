@@ -71,6 +71,8 @@ class TextTracer final : public mm::Tracer {
   std::ofstream out_;
 };
 
+}  // namespace
+
 std::string file_safe(const std::string& s) {
   std::string o;
   for (char c : s)
@@ -78,7 +80,10 @@ std::string file_safe(const std::string& s) {
   return o;
 }
 
-}  // namespace
+std::string model_trace_path(const std::string& dir, const std::string& case_name,
+                             const std::string& variant) {
+  return dir + "/" + file_safe(case_name) + "-" + file_safe(variant) + ".model.trace";
+}
 
 Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
                                         const SimOptions& opts) {
@@ -97,8 +102,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
     for (size_t i = next++; i < runs.size(); i = next++) {
       std::unique_ptr<TextTracer> tracer;
       if (!opts.trace_dir.empty()) {
-        const std::string path = opts.trace_dir + "/" + file_safe(runs[i].case_name) + "-" +
-                                 file_safe(runs[i].variant) + ".model.trace";
+        const std::string path =
+            model_trace_path(opts.trace_dir, runs[i].case_name, runs[i].variant);
         tracer = std::make_unique<TextTracer>(path);
         if (!tracer->ok()) {
           results[i] = Status::IoError(path + ": cannot write trace");
