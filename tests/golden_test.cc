@@ -56,6 +56,11 @@ std::string render(const std::string& toml, const std::vector<RunResult>& runs) 
     out += "\n[" + r.case_name + "/" + r.variant + "]\n";
     for (const Counter& c : r.counters)
       out += c.name + " = " + report::format_number(c.value) + "\n";
+    for (const FileResult& f : r.files) {
+      out += "\n[" + r.case_name + "/" + r.variant + " file " + f.path + "]\n";
+      for (const Counter& c : f.counters)
+        out += c.name + " = " + report::format_number(c.value) + "\n";
+    }
   }
   return out;
 }

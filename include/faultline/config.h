@@ -90,7 +90,8 @@ struct AccessConfig {
   uint64_t region = 64ULL << 20;  // bytes faulted per pass, split between the tasks
   uint64_t passes = 4;            // fault the region, MADV_DONTNEED it; repeat
   Interleave interleave = Interleave::kTimed;
-  bool coherence = true;  // count cache-line transfers
+  bool coherence = true;          // count cache-line transfers
+  bool allow_incomplete = false;  // recording: replay one marked incomplete
 };
 
 // Kernel behaviour: a release's profile, and any switch set explicitly on

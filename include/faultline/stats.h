@@ -16,11 +16,25 @@ struct Counter {
   double value = 0;
 };
 
+// One file of a run that has several (a recording): the counters of what
+// the accesses to that file caused, reclaim of other files' pages included.
+struct FileResult {
+  std::string path;
+  std::vector<Counter> counters;  // the run's kernel and task counters, in its order
+  double get(const std::string& name, double fallback = 0) const {
+    for (const Counter& c : counters) {
+      if (c.name == name) return c.value;
+    }
+    return fallback;
+  }
+};
+
 struct RunResult {
   std::string case_name;  // row of the matrix ("random", "stride1021")
   std::string variant;    // column ("baseline", "P1+P2")
   std::vector<std::pair<std::string, std::string>> config;  // effective keys
   std::vector<Counter> counters;                            // stable order
+  std::vector<FileResult> files;                            // per file; empty: one file
 
   // The value of a counter, or `fallback` if the run has none of that name.
   double get(const std::string& name, double fallback = 0) const {

@@ -18,6 +18,7 @@ void add_run_command(CLI::App& app);
 void add_keys_command(CLI::App& app);
 void add_probe_commands(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
 
 // --format: how a report is written.
 #define FAULTLINE_REPORT_FORMATS(X) X(kTable, "table") X(kJson, "json") X(kCsv, "csv")

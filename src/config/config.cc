@@ -273,6 +273,8 @@ const std::vector<KeyDef>& key_table() {
                                 "throughput)"),
         key<Bool>("access.coherence", FAULTLINE_FIELD(access.coherence),
                   "count cache-line transfers between the tasks' CPUs"),
+        key<Bool>("access.allow_incomplete", FAULTLINE_FIELD(access.allow_incomplete),
+                  "replay a recording marked incomplete (the program or recorder stopped early)"),
     };
     k.insert(k.end(), rest.begin(), rest.end());
     return k;
@@ -328,6 +330,9 @@ Status validate(const Config& c) {
   if (trace && c.access.trace.empty()) {
     return err("access.trace: access.pattern=trace needs a trace file");
   }
+  if (c.access.workload == Kind::kRecording && c.access.trace.empty()) {
+    return err("access.trace: access.workload=recording needs a recording (faultline record)");
+  }
   if (!trace && c.access.count == 0 && !(c.access.fraction > 0 && c.access.fraction <= 1)) {
     return err("access.fraction: must be in (0, 1] (or set access.count)");
   }
@@ -362,7 +367,7 @@ Status validate(const Config& c) {
   }
   if (c.access.read_size == 0) return err("access.read_size: must be greater than zero");
   if (c.access.read_size > (uint64_t{1} << 30)) return err("access.read_size: at most 1 GiB");
-  if (c.access.workload != Kind::kStream) {
+  if (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault) {
     if (c.access.region < 4096 * uint64_t{c.access.threads}) {
       return err("access.region: at least one page per thread");
     }

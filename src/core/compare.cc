@@ -67,6 +67,9 @@ Result<probe::Request> make_request(const Config& cfg, const std::string& name,
   if (cfg.file.large_folios != LargeFolios::kAuto) return unsupported("file.large_folios");
   if (cfg.file.tmpfs_huge_order) return unsupported("file.tmpfs_huge_order");
   if (cfg.access.dontneed_every) return unsupported("access.dontneed_every");
+  if (cfg.access.workload == workload::Kind::kRecording) {
+    return unsupported("access.workload=recording");
+  }
   probe::Request r;
   r.name = name;
   r.file_bytes = cfg.file.size;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "util/check.h"
+#include "workload/recording.h"
 
 namespace faultline {
 namespace {
@@ -211,9 +212,34 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   return sc;
 }
 
+// A recording given where a scenario is expected: replayed as it is, on the
+// default machine, every key free to change.
+Result<Scenario> scenario_of_recording(const std::string& path) {
+  auto r = workload::RecordingReader::open(path, /*allow_incomplete=*/true);
+  if (!r.ok()) return r.status();
+  const workload::RecordingInfo& info = (*r)->info();
+  Scenario sc;
+  sc.source = path;
+  const size_t slash = path.find_last_of('/');
+  sc.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  if (const size_t dot = sc.name.rfind('.'); dot != std::string::npos && dot > 0) {
+    sc.name.resize(dot);
+  }
+  const std::string* cmd = info.condition("command");
+  sc.description = "recording of " + (cmd ? "'" + *cmd + "'" : std::string("a program")) + ": " +
+                   std::to_string(info.files.size()) + " file(s), " +
+                   std::to_string(info.tasks.size()) + " task(s), " +
+                   std::to_string(info.nr_events) + " events" +
+                   (info.complete ? "" : " (incomplete)");
+  sc.base.access.workload = workload::Kind::kRecording;
+  sc.base.access.trace = path;
+  return sc;
+}
+
 Result<Scenario> load_scenario(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open scenario file");
+  if (workload::is_recording(in)) return scenario_of_recording(path);
   std::ostringstream os;
   os << in.rdbuf();
   auto sc = parse_scenario(os.str(), path);

@@ -24,5 +24,8 @@ struct TaskCounters {
 // (a run's deltas), the task counters, and elapsed_s.
 void report_counters(const mm::VmStat& events, const TaskCounters& task, double elapsed_s,
                      RunResult* r);
+// The same for one file of a run: each VmEvent, then minflt and majflt.
+void report_file_counters(const mm::VmStat& events, uint64_t min_flt, uint64_t maj_flt,
+                          std::vector<Counter>* out);
 
 }  // namespace faultline::engine

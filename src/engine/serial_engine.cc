@@ -10,10 +10,11 @@
 
 #include "engine/counters.h"
 #include "engine/engine.h"
+#include "engine/machine.h"
+#include "engine/recording_replay.h"
 #include "mm/filemap.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
-#include "mm/shmem.h"
 #include "workload/generator.h"
 #include "workload/trace.h"
 
@@ -22,17 +23,7 @@ namespace {
 
 using workload::AccessMethod;
 using workload::AccessOp;
-using workload::CacheState;
-using workload::FsType;
 using workload::Pattern;
-
-unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {
-  if (cfg.file.large_folios == LargeFolios::kOff) return 0;
-  if (cfg.file.fs == FsType::kTmpfs) return cfg.file.tmpfs_huge_order;
-  if (cfg.file.large_folios == LargeFolios::kOn) return mm::kMaxPagecacheOrder;
-  if (cfg.file.fs == FsType::kXfs) return mm::kMaxPagecacheOrder;
-  return prof.ext4_large_folios ? mm::kMaxPagecacheOrder : 0;
-}
 
 // What a replay works on.
 struct Stream {
@@ -97,37 +88,13 @@ class SerialEngine final : public Engine {
 
 Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
                                     const RunProgress& progress) {
-  const mm::KernelProfile prof = resolve_profile(cfg.kernel);
-  mm::BackingDev bdi;
-  bdi.ra_pages = cfg.device.read_ahead_kb / 4;
-  bdi.io_pages = cfg.device.max_sectors_kb / 4;
-  bdi.bandwidth_bytes_per_s = static_cast<double>(cfg.device.bandwidth);
-  bdi.latency_ns = cfg.device.latency_us * 1e3;
-  mm::Kernel k(prof, cache_capacity_pages(cfg), bdi, mm::CpuCosts{});
-
-  const bool tmpfs = cfg.file.fs == FsType::kTmpfs;
-  mm::AddressSpace* as = k.new_address_space(cfg.file.size, tmpfs, file_max_order(cfg, prof));
-  mm::File* file = k.open(as);
-
-  // The file's page cache before the run.
-  if (tmpfs) {
-    // A tmpfs file is its pages: writing it creates them.
-    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
-      mm::shmem_write(k, *file, pos, cfg.file.write_chunk, cfg.file.tmpfs_huge_order);
-    }
-  } else if (cfg.file.cache == CacheState::kWarmWrite) {
-    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.write_chunk) {
-      mm::filemap_write(k, *file, pos, cfg.file.write_chunk);
-    }
-    mm::filemap_fsync(k, *as);
-  } else if (cfg.file.cache == CacheState::kWarmRead) {
-    // Through an open file of its own, as the probe does: the accesses then
-    // start from a fresh file_ra_state, as another process's would.
-    mm::File* warm = k.open(as);
-    for (uint64_t pos = 0; pos < cfg.file.size; pos += cfg.file.warm_chunk) {
-      mm::filemap_read(k, *warm, pos, cfg.file.warm_chunk);
-    }
+  if (cfg.access.workload == workload::Kind::kRecording) {
+    return replay_recording(cfg, tracer, progress);
   }
+  const std::unique_ptr<mm::Kernel> kernel = make_kernel(cfg);
+  mm::Kernel& k = *kernel;
+  mm::AddressSpace* as = make_file(k, cfg, cfg.file.size);
+  mm::File* file = k.open(as);
 
   mm::Mm mm;
   const uint64_t map_pages = mapping_pages(cfg);

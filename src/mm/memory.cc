@@ -275,6 +275,18 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
   }
 }
 
+void do_munmap(Kernel& k, Vma& vma) {
+  zap_page_range(k, vma, 0, vma.nr_pages());
+  if (vma.vm_file) {
+    std::vector<Vma*>& i_mmap = vma.vm_file->mapping->i_mmap();
+    i_mmap.erase(std::remove(i_mmap.begin(), i_mmap.end(), &vma), i_mmap.end());
+  }
+  std::vector<std::unique_ptr<Vma>>& vmas = vma.vm_mm->vmas;
+  vmas.erase(std::remove_if(vmas.begin(), vmas.end(),
+                            [&vma](const std::unique_ptr<Vma>& v) { return v.get() == &vma; }),
+             vmas.end());
+}
+
 vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   k.vmstat().inc(VmEvent::fault_attempts);

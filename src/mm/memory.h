@@ -46,4 +46,8 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
 // the folio accessed. Private anonymous pages are freed.
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr);
 
+// munmap() of a whole VMA (do_vmi_munmap): its pages are zapped, it leaves
+// its mm and its file's i_mmap, and it is freed.
+void do_munmap(Kernel& k, Vma& vma);
+
 }  // namespace faultline::mm

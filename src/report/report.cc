@@ -144,7 +144,35 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
   if (!meta.probe) {
     matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
   }
+  for (const RunResult& r : runs) {
+    if (r.files.empty()) continue;
+    out += fmt::format("{}/{}: per file (what the accesses to each file caused)\n", r.case_name,
+                       r.variant);
+    size_t w = 4;
+    for (const FileResult& f : r.files) w = std::max(w, f.path.size());
+    out += fmt::format("{:<{}}  {:>12}  {:>9}  {:>9}  {:>12}\n", "file", w, "pgpgin", "majflt",
+                       "minflt", "cached pages");
+    for (const FileResult& f : r.files) {
+      out += fmt::format("{:<{}}  {:>12}  {:>9}  {:>9}  {:>12}\n", f.path, w,
+                         format_counter("pgpgin", f.get("pgpgin")), format_number(f.get("majflt")),
+                         format_number(f.get("minflt")),
+                         format_number(f.get("model.page_cache_pages")));
+    }
+    out += "\n";
+  }
   return out;
+}
+
+nlohmann::ordered_json counters_json(const std::vector<Counter>& counters) {
+  nlohmann::ordered_json ctr = nlohmann::ordered_json::object();
+  for (const Counter& c : counters) {
+    if (std::isfinite(c.value) && std::fabs(c.value) < 9e15 && c.value == std::floor(c.value)) {
+      ctr[c.name] = static_cast<long long>(c.value);
+    } else {
+      ctr[c.name] = c.value;
+    }
+  }
+  return ctr;
 }
 
 nlohmann::ordered_json run_json(const RunResult& r) {
@@ -154,15 +182,14 @@ nlohmann::ordered_json run_json(const RunResult& r) {
   nlohmann::ordered_json cfg;
   for (const auto& [k, v] : r.config) cfg[k] = v;
   o["config"] = cfg;
-  nlohmann::ordered_json ctr;
-  for (const Counter& c : r.counters) {
-    if (std::isfinite(c.value) && std::fabs(c.value) < 9e15 && c.value == std::floor(c.value)) {
-      ctr[c.name] = static_cast<long long>(c.value);
-    } else {
-      ctr[c.name] = c.value;
+  o["counters"] = counters_json(r.counters);
+  if (!r.files.empty()) {
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
+    for (const FileResult& f : r.files) {
+      files.push_back({{"path", f.path}, {"counters", counters_json(f.counters)}});
     }
+    o["files"] = files;
   }
-  o["counters"] = ctr;
   return o;
 }
 

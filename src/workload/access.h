@@ -11,10 +11,11 @@
 namespace faultline::workload {
 
 // access.workload: which program runs.
-#define FAULTLINE_WORKLOAD_KINDS(X)                                                 \
-  X(kStream, "stream", "replay the access stream of access.pattern")                \
-  X(kPft, "pft", "tasks write-fault slices of one anonymous region, then zap them") \
-  X(kLatPagefault, "lat_pagefault", "read faults with fault-around on a cached file")
+#define FAULTLINE_WORKLOAD_KINDS(X)                                                   \
+  X(kStream, "stream", "replay the access stream of access.pattern")                  \
+  X(kPft, "pft", "tasks write-fault slices of one anonymous region, then zap them")   \
+  X(kLatPagefault, "lat_pagefault", "read faults with fault-around on a cached file") \
+  X(kRecording, "recording", "replay a program's recording (access.trace)")
 FAULTLINE_NAMED_ENUM(Kind, FAULTLINE_WORKLOAD_KINDS)
 
 // access.pattern: the order of the pages touched.
