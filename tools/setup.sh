@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build g++ pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
-  e2fsprogs xfsprogs util-linux
+  e2fsprogs xfsprogs util-linux strace
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -94,6 +94,8 @@ int exit_status(const Status& st) {
       return kExitSystem;
     case Status::Code::kInterrupted:
       return kExitInterrupted;
+    case Status::Code::kProgramFailed:
+      return kExitProgram;
   }
   return kExitInternal;
 }

@@ -19,6 +19,7 @@ void add_keys_command(CLI::App& app);
 void add_probe_commands(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_record_command(CLI::App& app);
 
 // --format: how a report is written.
 #define FAULTLINE_REPORT_FORMATS(X) X(kTable, "table") X(kJson, "json") X(kCsv, "csv")
@@ -49,6 +50,8 @@ inline constexpr int kExitOutOfTolerance = 3;  // compare --strict: a case outsi
 inline constexpr int kExitEnvironment = 4;  // the machine lacks what is needed: root, loop devices,
                                             // mkfs, a memory cgroup
 inline constexpr int kExitSystem = 5;       // a system call or I/O failed, a child was killed
+inline constexpr int kExitProgram = 6;      // the program recorded or probed was not found, failed,
+                                            // exited non-zero or was killed
 inline constexpr int kExitInterrupted = 130;  // SIGINT or SIGTERM; everything was cleaned up
 
 // The exit status for an error of this kind.

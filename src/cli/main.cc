@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   faultline::cli::add_keys_command(app);
   faultline::cli::add_probe_commands(app);
   faultline::cli::add_trace_command(app);
+  faultline::cli::add_record_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,7 +19,8 @@ class Status {
     kIoError,
     kPermission,
     kUnavailable,
-    kInterrupted
+    kInterrupted,
+    kProgramFailed  // a program faultline ran (recorded, probed) failed or was not found
   };
 
   Status() = default;
@@ -32,6 +33,7 @@ class Status {
   static Status Permission(std::string msg) { return {Code::kPermission, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status Interrupted(std::string msg) { return {Code::kInterrupted, std::move(msg)}; }
+  static Status ProgramFailed(std::string msg) { return {Code::kProgramFailed, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

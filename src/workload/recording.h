@@ -111,6 +111,9 @@ class RecordingWriter {
 
   uint32_t add_file(RecordedFile f);
   uint32_t add_task(RecordedTask t);
+  // Until finish(), a file's size or a task's name can still be set.
+  void set_file_size(uint32_t file, uint64_t size) { info_.files[file].size = size; }
+  void set_task_comm(uint32_t task, std::string comm) { info_.tasks[task].comm = std::move(comm); }
   // Events come in time order: an event earlier than the one before it is
   // recorded at that one's time.
   void append(const Event& e);
