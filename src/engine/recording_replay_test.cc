@@ -148,7 +148,7 @@ TEST_F(RecordingReplay, CountersPerFileAddUpToTheRun) {
     };
     add({.op = EventOp::kTaskStart, .task = 0, .arg = workload::kNone32});
     add({.op = EventOp::kOpen, .task = 0, .file = 0});
-    add({.op = EventOp::kMmap, .task = 0, .handle = 0, .length = 2048, .arg = 1});
+    add({.op = EventOp::kMmap, .task = 0, .handle = 0, .arg = 1, .length = 2048});
     add({.op = EventOp::kTaskStart, .task = 1, .arg = 0});  // forked: inherits map 0
     add({.op = EventOp::kOpen, .task = 1, .file = 1});
     for (uint64_t p = 0; p < 2048; p += 64) {
@@ -191,7 +191,7 @@ TEST_F(RecordingReplay, TouchesOutsideAMappingAreSkipped) {
       (*w)->append(e);
     };
     add({.op = EventOp::kOpen, .task = 0, .file = 0});
-    add({.op = EventOp::kMmap, .task = 0, .handle = 0, .length = 512, .arg = 1});
+    add({.op = EventOp::kMmap, .task = 0, .handle = 0, .arg = 1, .length = 512});
     add({.op = EventOp::kTouch, .task = 0, .map = 0, .offset = 0});
     add({.op = EventOp::kTouch, .task = 0, .map = 0, .offset = 300});  // past EOF (256 pages)
     add({.op = EventOp::kMunmap, .task = 0, .map = 0, .offset = 0, .length = 512});

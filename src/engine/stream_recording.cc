@@ -34,22 +34,22 @@ Status record_stream(const Config& cfg, const std::string& path) {
   const uint32_t prot = 1u | (write ? 2u : 0u);
   add({.op = EventOp::kMmap,
        .handle = 0,
+       .arg = workload::map_arg(prot, cfg.mapping.shared, cfg.mapping.align_offset << 12),
        .offset = pgoff,
-       .length = pages,
-       .arg = workload::map_arg(prot, cfg.mapping.shared, cfg.mapping.align_offset << 12)});
+       .length = pages});
   if (cfg.mapping.madvise != mm::Madvise::kNormal) {
     add({.op = EventOp::kMadvise,
          .map = 0,
+         .arg = static_cast<uint32_t>(cfg.mapping.madvise),
          .offset = 0,
-         .length = pages,
-         .arg = static_cast<uint32_t>(cfg.mapping.madvise)});
+         .length = pages});
   }
   if (cfg.file.fadvise != mm::Fadvise::kNormal) {
     add({.op = EventOp::kFadvise,
          .handle = 0,
+         .arg = static_cast<uint32_t>(cfg.file.fadvise),
          .offset = 0,
-         .length = 0,
-         .arg = static_cast<uint32_t>(cfg.file.fadvise)});
+         .length = 0});
   }
   const workload::AccessSpec spec = make_access_spec(cfg);
   const uint64_t base = pgoff << 12;
@@ -81,9 +81,9 @@ Status record_stream(const Config& cfg, const std::string& path) {
         if (cfg.access.dontneed_every && (done + i + 1) % cfg.access.dontneed_every == 0) {
           add({.op = EventOp::kMadvise,
                .map = 0,
+               .arg = static_cast<uint32_t>(mm::Madvise::kDontneed),
                .offset = 0,
-               .length = pages,
-               .arg = static_cast<uint32_t>(mm::Madvise::kDontneed)});
+               .length = pages});
         }
       }
       done += n;

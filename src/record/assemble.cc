@@ -191,9 +191,9 @@ void Assembler::call(const Call& c) {
       const Map m{c.addr, c.addr + len, next_map_++, d->handle, c.offset / kPage};
       emit({.op = EventOp::kMmap,
             .handle = d->handle,
+            .arg = workload::map_arg(c.prot, c.shared, c.addr),
             .offset = m.pgoff,
-            .length = len / kPage,
-            .arg = workload::map_arg(c.prot, c.shared, c.addr)},
+            .length = len / kPage},
            c.time_ns, t.index);
       p.maps[c.addr] = m;
       file_extent_[d->file] = std::max(file_extent_[d->file], c.offset + c.length);
@@ -214,9 +214,9 @@ void Assembler::call(const Call& c) {
                       m.pgoff + (c.addr - m.base) / kPage};
       emit({.op = EventOp::kMmap,
             .handle = m.handle,
+            .arg = workload::map_arg(1, true, to),
             .offset = moved.pgoff,
-            .length = page_up(c.length) / kPage,
-            .arg = workload::map_arg(1, true, to)},
+            .length = page_up(c.length) / kPage},
            c.time_ns, t.index);
       p.maps[to] = moved;
       break;
@@ -228,9 +228,9 @@ void Assembler::call(const Call& c) {
         const uint64_t a = std::max(lo, start), b = std::min(hi, m.end);
         emit({.op = EventOp::kMadvise,
               .map = m.id,
+              .arg = c.advice,
               .offset = (a - m.base) / kPage,
-              .length = (b - a) / kPage,
-              .arg = c.advice},
+              .length = (b - a) / kPage},
              c.time_ns, t.index);
       }
       break;
@@ -239,9 +239,9 @@ void Assembler::call(const Call& c) {
       if (Desc* d = data_desc(c.fd)) {
         emit({.op = EventOp::kFadvise,
               .handle = d->handle,
+              .arg = c.advice,
               .offset = c.offset,
-              .length = c.length,
-              .arg = c.advice},
+              .length = c.length},
              c.time_ns, t.index);
       }
       break;
@@ -265,7 +265,7 @@ void Assembler::call(const Call& c) {
       tasks_[child_tid] = {index, proc};
       task_pid_.push_back(pid);
       task_comm_.push_back(task_comm_[t.index]);
-      emit({.op = EventOp::kTaskStart, .arg = t.index, .thread = c.thread}, c.time_ns, index);
+      emit({.op = EventOp::kTaskStart, .thread = c.thread, .arg = t.index}, c.time_ns, index);
       break;
     }
     case CallKind::kExecve: {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -55,13 +56,6 @@ int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cas
 void put_string(std::vector<uint8_t>& b, const std::string& s) {
   put_varint(b, s.size());
   b.insert(b.end(), s.begin(), s.end());
-}
-
-bool valid_op(uint8_t op) {
-  for (const auto& n : enum_names(EventOp{})) {
-    if (static_cast<uint8_t>(n.value) == op) return true;
-  }
-  return false;
 }
 
 // Bounded reads of the metadata section.
@@ -349,26 +343,57 @@ RecordingReader::~RecordingReader() {
 }
 
 bool RecordingReader::refill() {
-  // Keep the undecoded tail, read after it.
+  // Keep the undecoded tail, read after it; zeros after the last byte read,
+  // so a decoder that runs past it stops at once (next() checks where it ended).
   const size_t left = end_ - pos_;
   std::memmove(buf_.data(), buf_.data() + pos_, left);
   pos_ = 0;
   end_ = left;
-  const uint64_t want = std::min<uint64_t>(buf_.size() - left, events_end_ - file_pos_);
-  if (want == 0) return left > 0;
-  const size_t got = std::fread(buf_.data() + left, 1, want, in_);
-  end_ += got;
-  file_pos_ += got;
+  const uint64_t want = std::min<uint64_t>(kBufferBytes - left, events_end_ - file_pos_);
+  size_t got = 0;
+  if (want > 0) {
+    got = std::fread(buf_.data() + left, 1, want, in_);
+    end_ += got;
+    file_pos_ += got;
+  }
+  std::memset(buf_.data() + end_, 0, kMaxEventBytes);
   if (got != want) {
     status_ = Status::IoError(path_ + ": read error after byte " + std::to_string(file_pos_));
     return false;
   }
-  return true;
+  return end_ > pos_;
 }
+
+namespace {
+
+// A varint with no bound check: the buffer holds a whole event's worth of
+// bytes (zeros past its end), and the caller checks where decoding ended.
+// Longer than 10 bytes is malformed: *bad is set.
+inline uint64_t get_varint(const uint8_t*& p, bool* bad) {
+  uint64_t v = *p++;
+  if (v < 0x80) return v;
+  v &= 0x7f;
+  for (unsigned shift = 7; shift < 70; shift += 7) {
+    const uint64_t b = *p++;
+    v |= (b & 0x7f) << shift;
+    if (b < 0x80) return v;
+  }
+  *bad = true;
+  return 0;
+}
+
+constexpr std::array<bool, 16> valid_ops() {
+  std::array<bool, 16> ok{};
+  for (const auto& n : enum_names(EventOp{})) ok[static_cast<uint8_t>(n.value)] = true;
+  return ok;
+}
+constexpr std::array<bool, 16> kValidOp = valid_ops();
+
+}  // namespace
 
 size_t RecordingReader::next(std::span<Event> out) {
   size_t n = 0;
-  const std::vector<RecordedFile>& files = info_.files;
+  const uint32_t nr_files = static_cast<uint32_t>(info_.files.size());
   const uint32_t nr_tasks = static_cast<uint32_t>(info_.tasks.size());
   while (n < out.size() && status_.ok()) {
     if (end_ - pos_ < kMaxEventBytes && file_pos_ < events_end_ && !refill()) break;
@@ -379,122 +404,106 @@ size_t RecordingReader::next(std::span<Event> out) {
       }
       break;
     }
-    const uint8_t* p = buf_.data() + pos_;
-    const uint8_t* const limit = buf_.data() + end_;
-    bool ok = true;
-    auto varint = [&]() -> uint64_t {
-      uint64_t v = 0;
-      for (int shift = 0; shift < 64 && p < limit; shift += 7) {
-        const uint8_t b = *p++;
-        v |= uint64_t{b & 0x7fu} << shift;
-        if (!(b & 0x80)) return v;
-      }
-      ok = false;
-      return 0;
-    };
+    const uint8_t* const start = buf_.data() + pos_;
+    const uint8_t* p = start;
+    bool bad = false;
     const uint8_t head = *p++;
     const uint8_t op = head & kOpMask;
-    if ((head & kBitsReserved) || !valid_op(op)) {
+    if ((head & kBitsReserved) || !kValidOp[op]) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", head);
       status_ = error(std::string("not an event (") + hex + ")");
       break;
     }
-    Event e;
+    Event& e = out[n];
+    e = Event{};
     e.op = static_cast<EventOp>(op);
-    e.time_ns = prev_.time_ns + varint();
-    e.task = (head & kBitSameTask) ? prev_.task : static_cast<uint32_t>(varint());
+    e.time_ns = prev_time_ + get_varint(p, &bad);
+    e.task = (head & kBitSameTask) ? prev_task_ : static_cast<uint32_t>(get_varint(p, &bad));
     const bool a = head & kBitA;
-    auto id = [&](uint32_t bound, const char* what) -> uint32_t {
-      const uint64_t v = varint();
-      if (ok && v >= bound) {
-        status_ = error(std::string("event ") + std::to_string(decoded_) + " names " + what + " " +
-                        std::to_string(v) + ", the recording has " + std::to_string(bound));
-        ok = false;
+    // A number that names something must name one the recording has by now.
+    const char* missing = nullptr;
+    uint64_t missing_id = 0, missing_bound = 0;
+    auto check = [&](uint64_t id, uint64_t bound, const char* what) {
+      if (id >= bound && !missing) {
+        missing = what;
+        missing_id = id;
+        missing_bound = bound;
       }
-      return static_cast<uint32_t>(v);
+      return static_cast<uint32_t>(id);
     };
     switch (e.op) {
+      case EventOp::kTouch:
+        e.write = a;
+        e.map = (head & kBitSameMap) ? touch_map_ : check(get_varint(p, &bad), nr_maps_, "mapping");
+        e.offset = touch_page_ + 1 + static_cast<uint64_t>(unzigzag(get_varint(p, &bad)));
+        touch_page_ = e.offset;
+        touch_map_ = e.map;
+        break;
+      case EventOp::kRead:
+        e.handle = check(get_varint(p, &bad), nr_handles_, "open file");
+        e.offset = read_end_ + static_cast<uint64_t>(unzigzag(get_varint(p, &bad)));
+        e.length = get_varint(p, &bad);
+        read_end_ = e.offset + e.length;
+        break;
       case EventOp::kTaskStart: {
         e.thread = a;
-        const uint64_t parent = varint();
-        e.arg = parent == 0 ? kNone32 : static_cast<uint32_t>(parent - 1);
-        if (ok && parent > nr_tasks) {
-          status_ =
-              error("event " + std::to_string(decoded_) + " names parent task " +
-                    std::to_string(parent - 1) + ", the recording has " + std::to_string(nr_tasks));
-          ok = false;
-        }
+        const uint64_t parent = get_varint(p, &bad);
+        e.arg = parent == 0 ? kNone32 : check(parent - 1, nr_tasks, "parent task");
         break;
       }
       case EventOp::kTaskExit:
         break;
       case EventOp::kOpen:
         e.write = a;
-        e.file = id(static_cast<uint32_t>(files.size()), "file");
+        e.file = check(get_varint(p, &bad), nr_files, "file");
         e.handle = nr_handles_++;
         break;
       case EventOp::kClose:
-        e.handle = id(nr_handles_, "open file");
+        e.handle = check(get_varint(p, &bad), nr_handles_, "open file");
         break;
       case EventOp::kMmap: {
-        const uint64_t h = varint();
-        e.handle = h == 0 ? kNone32 : static_cast<uint32_t>(h - 1);
-        if (ok && h > nr_handles_) {
-          status_ =
-              error("event " + std::to_string(decoded_) + " maps open file " +
-                    std::to_string(h - 1) + ", the recording has " + std::to_string(nr_handles_));
-          ok = false;
-        }
-        e.offset = varint();
-        e.length = varint();
-        e.arg = static_cast<uint32_t>(varint());
+        const uint64_t h = get_varint(p, &bad);
+        e.handle = h == 0 ? kNone32 : check(h - 1, nr_handles_, "open file");
+        e.offset = get_varint(p, &bad);
+        e.length = get_varint(p, &bad);
+        e.arg = static_cast<uint32_t>(get_varint(p, &bad));
         e.map = nr_maps_++;
         break;
       }
       case EventOp::kMunmap:
       case EventOp::kMadvise:
-        e.map = id(nr_maps_, "mapping");
-        e.offset = varint();
-        e.length = varint();
-        if (e.op == EventOp::kMadvise) e.arg = static_cast<uint32_t>(varint());
+        e.map = check(get_varint(p, &bad), nr_maps_, "mapping");
+        e.offset = get_varint(p, &bad);
+        e.length = get_varint(p, &bad);
+        if (e.op == EventOp::kMadvise) e.arg = static_cast<uint32_t>(get_varint(p, &bad));
         break;
       case EventOp::kFadvise:
-        e.handle = id(nr_handles_, "open file");
-        e.offset = varint();
-        e.length = varint();
-        e.arg = static_cast<uint32_t>(varint());
-        break;
-      case EventOp::kRead:
-        e.handle = id(nr_handles_, "open file");
-        e.offset = read_end_ + static_cast<uint64_t>(unzigzag(varint()));
-        e.length = varint();
-        read_end_ = e.offset + e.length;
-        break;
-      case EventOp::kTouch:
-        e.write = a;
-        e.map = (head & kBitSameMap) ? touch_map_ : id(nr_maps_, "mapping");
-        e.offset = touch_page_ + 1 + static_cast<uint64_t>(unzigzag(varint()));
-        touch_page_ = e.offset;
-        touch_map_ = e.map;
+        e.handle = check(get_varint(p, &bad), nr_handles_, "open file");
+        e.offset = get_varint(p, &bad);
+        e.length = get_varint(p, &bad);
+        e.arg = static_cast<uint32_t>(get_varint(p, &bad));
         break;
       case EventOp::kAnon:
-        e.length = varint();
+        e.length = get_varint(p, &bad);
         break;
     }
-    if (ok && e.task >= nr_tasks) {
-      status_ = error("event " + std::to_string(decoded_) + " names task " +
-                      std::to_string(e.task) + ", the recording has " + std::to_string(nr_tasks));
-      ok = false;
-    }
-    if (!ok) {
-      if (status_.ok()) status_ = error("an event ends in the middle of a number");
+    if (bad || p > buf_.data() + end_) {
+      status_ = error("an event ends in the middle of a number");
       break;
     }
-    pos_ = static_cast<size_t>(p - buf_.data());
-    prev_ = e;
+    check(e.task, nr_tasks, "task");
+    if (missing) {
+      status_ = error("event " + std::to_string(decoded_) + " names " + missing + " " +
+                      std::to_string(missing_id) + ", the recording has " +
+                      std::to_string(missing_bound));
+      break;
+    }
+    pos_ += static_cast<size_t>(p - start);
+    prev_time_ = e.time_ns;
+    prev_task_ = e.task;
     ++decoded_;
-    out[n++] = e;
+    ++n;
   }
   return n;
 }

@@ -52,17 +52,18 @@ FAULTLINE_NAMED_ENUM_VALUES(EventOp, FAULTLINE_RECORDING_OPS)
 struct Event {
   EventOp op = EventOp::kTouch;
   bool write = false;    // kTouch: a store; kOpen: opened for writing
+  bool thread = false;   // kTaskStart: a thread of the parent's process, not a new one
   uint32_t task = 0;     // index in RecordingInfo::tasks
   uint64_t time_ns = 0;  // since the recording started
   uint32_t file = 0;     // kOpen: index in RecordingInfo::files
   uint32_t handle = 0;   // kOpen, kClose, kMmap, kFadvise, kRead
   uint32_t map = 0;      // kMmap, kMunmap, kMadvise, kTouch
+  uint32_t arg = 0;      // kMadvise, kFadvise: the uapi advice; kMmap: map_arg();
+                         // kTaskStart: the parent task (kNone32: none)
   uint64_t offset = 0;   // pages (mmap, munmap, madvise, touch) or bytes (read, fadvise)
   uint64_t length = 0;   // pages (mmap, munmap, madvise, anon) or bytes (read, fadvise)
-  uint32_t arg = 0;      // kMadvise, kFadvise: the uapi advice; kMmap: prot | flags << 8;
-                         // kTaskStart: the parent task (kNone32: none)
-  bool thread = false;   // kTaskStart: a thread of the parent's process, not a new one
 };
+static_assert(sizeof(Event) == 48);
 
 // kMmap's arg: PROT_* bits in the low byte, MAP_SHARED, and the page of its
 // 2 MiB span the mapping starts at (fault-around windows and PMD mappings
@@ -171,7 +172,8 @@ class RecordingReader {
   uint32_t nr_maps_ = 0, nr_handles_ = 0;   // ids seen so far (they are dense)
   uint64_t read_end_ = 0, touch_page_ = 0;  // as the writer codes them
   uint32_t touch_map_ = 0;
-  Event prev_;
+  uint64_t prev_time_ = 0;
+  uint32_t prev_task_ = 0;
   Status status_;
 };
 

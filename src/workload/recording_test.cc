@@ -39,21 +39,21 @@ class RecordingTest : public ::testing::Test {
     add({.op = EventOp::kMmap,
          .task = 0,
          .handle = 0,
+         .arg = 1 | kMapShared,
          .offset = 16,
-         .length = 4096,
-         .arg = 1 | kMapShared});
-    add({.op = EventOp::kMadvise, .task = 0, .map = 0, .offset = 0, .length = 4096, .arg = 1});
+         .length = 4096});
+    add({.op = EventOp::kMadvise, .task = 0, .map = 0, .arg = 1, .offset = 0, .length = 4096});
     for (uint64_t p = 0; p < 40; ++p)
       add({.op = EventOp::kTouch, .task = 0, .map = 0, .offset = p});
     add({.op = EventOp::kTouch, .write = true, .task = 0, .map = 0, .offset = 4000});
     add({.op = EventOp::kTouch, .task = 0, .map = 0, .offset = 3});
-    add({.op = EventOp::kTaskStart, .task = 1, .arg = 0, .thread = true});
+    add({.op = EventOp::kTaskStart, .thread = true, .task = 1, .arg = 0});
     add({.op = EventOp::kRead, .task = 1, .handle = 1, .offset = 0, .length = 65536});
     add({.op = EventOp::kRead, .task = 1, .handle = 1, .offset = 65536, .length = 65536});
     add({.op = EventOp::kRead, .task = 1, .handle = 1, .offset = 7, .length = 1});
-    add({.op = EventOp::kFadvise, .task = 1, .handle = 1, .offset = 0, .length = 0, .arg = 4});
+    add({.op = EventOp::kFadvise, .task = 1, .handle = 1, .arg = 4, .offset = 0, .length = 0});
     add({.op = EventOp::kTaskStart, .task = 2, .arg = 0});
-    add({.op = EventOp::kMmap, .task = 2, .handle = kNone32, .offset = 0, .length = 10, .arg = 3});
+    add({.op = EventOp::kMmap, .task = 2, .handle = kNone32, .arg = 3, .offset = 0, .length = 10});
     add({.op = EventOp::kTouch, .task = 2, .map = 0, .offset = 17});
     add({.op = EventOp::kTouch, .task = 2, .map = 1, .offset = 2});
     add({.op = EventOp::kAnon, .task = 2, .length = 123456});
