@@ -6,14 +6,12 @@
 #include <fstream>
 #include <string_view>
 
+#include "util/text.h"
+
 namespace faultline::record {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
+using util::trim;
 
 // A decimal or 0x hexadecimal number at the start of s (strace prints
 // offsets either way); false if s does not start with one.
@@ -297,28 +295,19 @@ bool parse_call(std::string_view text, Call* c) {
 bool StraceParser::parse(const std::string& line, Call* out) {
   recognised = false;
   std::string_view s(line);
-  // "TID SEC.USEC REST"
-  const size_t sp1 = s.find(' ');
-  if (sp1 == std::string_view::npos) return false;
+  // "TID SEC.USEC REST"; strace pads the tid to five columns.
+  const std::string_view tid_text = util::next_field(&s);
   uint64_t tid = 0;
-  if (!number(s.substr(0, sp1), &tid)) return false;
-  const size_t sp2 = s.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos) return false;
-  const std::string_view stamp = s.substr(sp1 + 1, sp2 - sp1 - 1);
-  const size_t dot = stamp.find('.');
-  uint64_t sec = 0, usec = 0;
-  if (dot == std::string_view::npos || !number(stamp.substr(0, dot), &sec) ||
-      !number(stamp.substr(dot + 1), &usec)) {
-    return false;
-  }
+  if (!util::parse_number(tid_text, 10, &tid)) return false;
+  const std::string_view stamp = util::next_field(&s);
+  uint64_t ns_total = 0;
+  const size_t text = s.find_first_not_of(' ');
+  if (!util::parse_seconds(stamp, &ns_total) || text == std::string_view::npos) return false;
   recognised = true;
-  const uint64_t frac = stamp.size() - dot - 1;  // digits after the point (6 for -ttt)
-  uint64_t ns = usec;
-  for (uint64_t d = frac; d < 9; ++d) ns *= 10;
   Call c;
   c.tid = static_cast<uint32_t>(tid);
-  c.time_ns = sec * 1000000000u + ns;
-  std::string_view rest = s.substr(sp2 + 1);
+  c.time_ns = ns_total;
+  std::string_view rest = s.substr(text);
   std::string joined;
   if (rest.rfind("+++ ", 0) == 0) {
     if (rest.find("exited with") == std::string_view::npos &&

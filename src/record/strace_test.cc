@@ -32,6 +32,12 @@ TEST(Strace, OpensReadsAndTheirFiles) {
   EXPECT_FALSE(c.write);
   c = parse("1 1.000001 openat(AT_FDCWD</x>, \"f\", O_RDWR|O_CREAT, 0644) = 4</x/f>");
   EXPECT_TRUE(c.write);
+  // strace pads a tid shorter than five digits.
+  c = parse("2620  1796248857.568572 read(3</tmp/data.bin>, \"\"..., 512) = 512");
+  EXPECT_EQ(c.kind, CallKind::kRead);
+  EXPECT_EQ(c.tid, 2620u);
+  EXPECT_EQ(c.time_ns, 1796248857568572000u);
+  EXPECT_EQ(c.length, 512u);
 
   c = parse("15017 1796246206.457161 read(3</tmp/data.bin>, \"\"..., 4096) = 4096");
   EXPECT_EQ(c.kind, CallKind::kRead);

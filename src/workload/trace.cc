@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/text.h"
+
 namespace faultline::workload {
 namespace {
 
@@ -24,23 +26,8 @@ struct Extent {
   uint64_t length = 0;
 };
 
-std::string_view trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-// A decimal or 0x-prefixed hexadecimal integer, nothing else.
-bool parse_number(std::string_view t, uint64_t* out) {
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    t.remove_prefix(2);
-    base = 16;
-  }
-  if (t.empty()) return false;
-  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), *out, base);
-  return ec == std::errc() && end == t.data() + t.size();
-}
+using util::parse_number;
+using util::trim;
 
 // Splits one CSV row at commas outside double quotes; fields keep their quotes.
 void split_csv(std::string_view line, std::vector<std::string_view>* out) {
