@@ -1,10 +1,13 @@
-// cmd_trace.cc — `faultline trace show`: a recording as text.
+// cmd_trace.cc — `faultline trace show` (a recording as text), `trace
+// import` (a recording from another tool's trace) and `trace export` (a
+// recording as a fio iolog).
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "record/import.h"
 #include "workload/recording.h"
 
 namespace faultline::cli {
@@ -46,6 +49,33 @@ void do_show(const ShowArgs& a) {
   if (!(*r)->status().ok()) fail((*r)->status());
 }
 
+struct ImportArgs {
+  std::string from;
+  std::string in;
+  std::string output;
+  std::string maps;
+  std::vector<std::string> data;
+};
+
+void do_import(const ImportArgs& a) {
+  const auto format = parse_enum<record::ImportFormat>(a.from);
+  if (!format) {
+    return fail(Status::InvalidArgument("--from: expected one of " +
+                                        enum_choices<record::ImportFormat>(", ") + ", got '" +
+                                        a.from + "'"));
+  }
+  record::ImportOptions o;
+  o.maps = a.maps;
+  o.data_dirs = a.data;
+  o.version = kVersion;
+  auto rep = record::import_recording(*format, a.in, a.output, o);
+  if (!rep.ok()) return fail(rep.status());
+  std::fprintf(stderr, "faultline: %s: %llu events from %llu lines of %s (%llu not used)\n",
+               a.output.c_str(), static_cast<unsigned long long>(rep->events),
+               static_cast<unsigned long long>(rep->lines), a.in.c_str(),
+               static_cast<unsigned long long>(rep->skipped));
+}
+
 }  // namespace
 
 void add_trace_command(CLI::App& app) {
@@ -57,6 +87,25 @@ void add_trace_command(CLI::App& app) {
   show->add_option("-n,--limit", a->limit, "print at most this many events");
   show->add_flag("--header", a->header_only, "print the files, tasks and conditions only");
   show->callback([a] { do_show(*a); });
+
+  auto i = std::make_shared<ImportArgs>();
+  CLI::App* imp = trace->add_subcommand("import", "make a recording from another tool's trace");
+  imp->add_option("--from", i->from, enum_choices<record::ImportFormat>(", "))->required();
+  imp->add_option("input", i->in, "the other tool's output")->required();
+  imp->add_option("-o,--output", i->output, "the recording")->required();
+  imp->add_option("--maps", i->maps, "lackey, perf: a copy of the process's /proc/PID/maps");
+  imp->add_option("--data", i->data, "record the files under this directory (repeat for more)")
+      ->allow_extra_args(false);
+  imp->callback([i] { do_import(*i); });
+
+  auto e = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* exp = trace->add_subcommand(
+      "export", "write a recording's reads and touches as a fio iolog (version 3)");
+  exp->add_option("recording", e->first, "the recording")->required();
+  exp->add_option("-o,--output", e->second, "the fio iolog")->required();
+  exp->callback([e] {
+    if (Status st = record::export_fio_iolog(e->first, e->second); !st.ok()) fail(st);
+  });
 }
 
 }  // namespace faultline::cli

@@ -327,6 +327,9 @@ Result<RecordReport> record_command(const RecordOptions& o) {
                                : std::to_string(rep.exit_status)},
       {"touches_outside", std::to_string(rep.touches_outside)},
   };
+  for (size_t i = 0; i < o.command.size(); ++i) {
+    cond.emplace_back("argv." + std::to_string(i), o.command[i]);
+  }
   cond.insert(cond.end(), limits.begin(), limits.end());
   rep.events = (*writer)->nr_events();
   FAULTLINE_RETURN_IF_ERROR((*writer)->finish(rep.complete, std::move(cond)));
