@@ -21,6 +21,10 @@ struct CompareOptions {
   bool trace_events = false;  // record the kernel's and the model's tracepoints
   std::string output_dir;     // where traces go (required with trace_events)
   std::string workspace_root = "/var/tmp/faultline-probe";
+  // A recording's runs: also run the recorded program itself (its command,
+  // in its directory, on copies of its files), a third column beside the
+  // model and the replay.
+  bool run_program = true;
   std::function<void(const std::string&)> progress;  // one line per step
 };
 

@@ -58,6 +58,14 @@ struct CompareRow {
   double error = 0;       // (model - kernel median) / kernel median; 0 when both are 0
   double tolerance = -1;  // relative; < 0: shown, not judged
   bool within = true;
+  // A recording's program itself (has_program): its counter, and the model's
+  // error against it, judged by the same tolerance (program_judged; not
+  // minflt, which also counts the program's libraries and heap).
+  bool has_program = false;
+  Spread program;
+  double program_error = 0;
+  bool program_judged = false;
+  bool program_within = true;
 };
 
 struct CompareCase {
@@ -70,6 +78,11 @@ struct CompareCase {
   std::vector<CompareRow> rows;
   bool judged = false;  // at least one counter has a tolerance
   bool pass = true;     // every judged counter is within tolerance
+  // A recording whose program was run: whether the model's pgpgin and majflt
+  // are within tolerance of the program's own (its minflt also counts its
+  // anonymous memory and libraries, so it is shown, not judged).
+  bool has_program = false;
+  bool program_pass = true;
   std::vector<std::string> notes;
   std::vector<std::string> kernel_event_files;
   std::string model_event_file;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# cli_live_test.sh — the probe's exit statuses on this machine's kernel: a
-# probe interrupted by SIGINT or SIGTERM exits with 130 and leaves no loop
-# device, mount or workspace behind. Needs root and loop devices; skips
-# itself elsewhere. Usage: cli_live_test.sh path/to/faultline
+# cli_live_test.sh — the probe on this machine's kernel through the command
+# line: a probe interrupted by SIGINT or SIGTERM exits with 130 and leaves no
+# loop device, mount or workspace behind; a recorded program's model, replay
+# and own run agree. Needs root and loop devices; skips itself elsewhere.
+# Usage: cli_live_test.sh path/to/faultline path/to/record-test-program
 set -u
 bin="$1"
+program="${2:-}"
 if [ "$(id -u)" -ne 0 ] || [ ! -e /dev/loop-control ]; then
   echo "skipped: needs root and /dev/loop-control"
   exit 0
@@ -38,6 +40,26 @@ for sig in INT TERM; do
     echo "FAIL: SIG$sig: status $rc (want 130), stderr: $(head -c 300 "$tmp/err"), left: $left"
   fi
 done
+
+# A recording of a program with known accesses: the model, the replay of the
+# recording and the program itself read the same and fault the same.
+if [ -n "$program" ] && [ -x "$program" ] && command -v strace >/dev/null; then
+  head -c 4194304 /dev/urandom >"$tmp/data.bin"
+  for limit in 0 2MiB; do
+    if "$bin" record -q -o "$tmp/rt.flr" -- "$program" "$tmp/data.bin" 2>"$tmp/err" &&
+      "$bin" compare -q --reps 1 "$tmp/rt.flr" --set machine.memory_limit=$limit --format json \
+        -o "$tmp/cmp.json" 2>>"$tmp/err" &&
+      grep -q '"pass": true' "$tmp/cmp.json" && grep -q '"program_pass": true' "$tmp/cmp.json"; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      echo "FAIL: recorded program, limit $limit: $(tail -c 400 "$tmp/err")"
+      cat "$tmp/cmp.json" 2>/dev/null
+    fi
+  done
+else
+  echo "skipped: a recorded program (no strace or no record-test-program)"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -25,12 +25,14 @@ struct ProbeArgs {
   int repetitions = 0;
   bool events = false;
   bool strict = false;
+  bool no_program = false;
   bool quiet = false;
 };
 
 CompareOptions options(const ProbeArgs& a) {
   CompareOptions o;
   o.repetitions = a.repetitions;
+  o.run_program = !a.no_program;
   o.trace_events = a.events || !a.trace_dir.empty();
   o.output_dir = a.trace_dir.empty() ? std::string("faultline-events") : a.trace_dir;
   if (!a.quiet)
@@ -146,7 +148,8 @@ void add_probe_commands(CLI::App& app) {
   auto p = std::make_shared<ProbeArgs>();
   CLI::App* probe = app.add_subcommand(
       "probe", "run a scenario's access stream on this machine's kernel (root, loop devices)");
-  probe->add_option("scenario", p->scenario, "scenario file (TOML)")->required();
+  probe->add_option("scenario", p->scenario, "scenario file (TOML) or recording (faultline record)")
+      ->required();
   common_options(probe, p.get());
   probe->callback([p] { do_probe(*p); });
 
@@ -154,11 +157,14 @@ void add_probe_commands(CLI::App& app) {
   CLI::App* compare = app.add_subcommand(
       "compare",
       "the model and this machine's kernel side by side, with the error of each counter");
-  compare->add_option("scenario", c->scenario, "scenario file (TOML)");
+  compare->add_option("scenario", c->scenario,
+                      "scenario file (TOML) or recording (faultline record)");
   compare->add_option("--all", c->all_dir, "every scenario in this directory, as a matrix");
   compare->add_flag("--events", c->events,
                     "record tracepoints and show where model and kernel part ways");
   compare->add_flag("--strict", c->strict, "exit with status 3 if a case is out of tolerance");
+  compare->add_flag("--no-program", c->no_program,
+                    "a recording: replay it on the kernel, but do not run its program again");
   common_options(compare, c.get());
   compare->callback([c] { do_compare(*c); });
 }

@@ -68,7 +68,8 @@ void add_report_options(CLI::App* cmd, Format* format, std::string* output,
 }
 
 void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_help) {
-  cmd->add_option("scenario", o->scenario, "scenario file (TOML; none: the seed 1 matrix)");
+  cmd->add_option("scenario", o->scenario,
+                  "scenario file (TOML) or recording (none: the seed 1 matrix)");
   cmd->add_option("--set", o->sets, "KEY=VALUE, applied to every run after the scenario")
       ->allow_extra_args(false);
   cmd->add_option("--only", o->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");

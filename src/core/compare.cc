@@ -18,6 +18,7 @@
 #include "mm/profile.h"
 #include "probe/pft.h"
 #include "probe/probe.h"
+#include "probe/replay_plan.h"
 #include "workload/generator.h"
 #include "workload/trace.h"
 
@@ -168,7 +169,71 @@ struct ProbedRun {
   PlannedRun plan;
   std::string name;
   probe::Result kernel;
+  probe::Result program;  // a recording's program itself (runs empty: not run)
 };
+
+// The host's replay of a recording: its files and steps, with the
+// configuration's file system, device, cache and limit; mapping.madvise and
+// file.fadvise, when not normal, after every mmap and open, as the model
+// applies them.
+Result<probe::Request> replay_request(const Config& cfg, const std::string& name,
+                                      const CompareOptions& opts, int repetitions,
+                                      probe::ReplayPlan* plan_out) {
+  auto plan = probe::plan_replay(cfg.access.trace, cfg.access.allow_incomplete);
+  if (!plan.ok()) return plan.status();
+  probe::Request r;
+  r.name = name;
+  r.fs = cfg.file.fs;
+  r.read_ahead_kb = cfg.device.read_ahead_kb;
+  r.memory_limit_bytes = cfg.machine.memory_limit;
+  r.cache = cfg.file.cache;
+  r.write_chunk_bytes = static_cast<uint32_t>(cfg.file.write_chunk);
+  r.warm_chunk_bytes = static_cast<uint32_t>(cfg.file.warm_chunk);
+  for (uint64_t bytes : plan->file_bytes) r.files.push_back({bytes, ""});
+  for (const probe::ReplayOp& op : plan->ops) {
+    r.ops.push_back(op);
+    if (op.kind == probe::ReplayOp::Kind::kMmap && cfg.mapping.madvise != mm::Madvise::kNormal) {
+      r.ops.push_back({.kind = probe::ReplayOp::Kind::kMadvise,
+                       .slot = op.slot,
+                       .arg = static_cast<uint32_t>(cfg.mapping.madvise),
+                       .offset = 0,
+                       .length = op.length});
+    }
+    if (op.kind == probe::ReplayOp::Kind::kOpen && cfg.file.fadvise != mm::Fadvise::kNormal) {
+      r.ops.push_back({.kind = probe::ReplayOp::Kind::kFadvise,
+                       .slot = op.slot,
+                       .arg = static_cast<uint32_t>(cfg.file.fadvise)});
+    }
+  }
+  r.open_slots = plan->open_slots;
+  r.map_slots = plan->map_slots;
+  r.anon_slots = plan->anon_slots;
+  r.anon_max_pages = plan->anon_max_pages;
+  r.largest_read = plan->largest_read;
+  r.repetitions = repetitions;
+  r.workspace_root = opts.workspace_root;
+  if (plan_out) *plan_out = std::move(*plan);
+  return r;
+}
+
+// The recorded program itself, on copies of its files on the probe's file
+// system mounted over the originals.
+Result<probe::Request> program_request(const probe::Request& replay, const probe::ReplayPlan& plan,
+                                       const std::string& recording) {
+  if (plan.argv.empty()) {
+    return Status::InvalidArgument(recording + ": the recording names no command to run");
+  }
+  probe::Request r = replay;
+  r.name = replay.name + "-program";
+  r.ops.clear();
+  r.open_slots = r.map_slots = r.anon_slots = 0;
+  r.anon_max_pages.clear();
+  r.files.clear();
+  for (const std::string& path : plan.file_paths) r.files.push_back({0, path});
+  r.command = plan.argv;
+  r.cwd = plan.cwd;
+  return r;
+}
 
 Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
                                          const std::vector<std::string>& overrides,
@@ -214,22 +279,43 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       req.passes = static_cast<int>(p.cfg.access.passes);
       req.repetitions = reps;
       if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
-      ProbedRun pr{p, name, {}};
+      ProbedRun pr{p, name, {}, {}};
       Status st = pft ? probe::run_pft(req, &pr.kernel, nullptr)
                       : probe::run_lat_pagefault(req, &pr.kernel, nullptr);
       if (!st.ok()) return st.with_context(sc.source);
       out.push_back(std::move(pr));
       continue;
     }
-    auto req = make_request(p.cfg, name, opts, reps);
-    if (!req.ok()) return req.status().with_context(sc.source);
-    if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
-    ProbedRun pr{p, name, {}};
-    Status st = live->run(*req, &pr.kernel, [&](int done, int total) {
+    auto progress = [&](int done, int total) {
       if (opts.progress) {
         opts.progress("  repetition " + std::to_string(done) + "/" + std::to_string(total));
       }
-    });
+    };
+    if (p.cfg.access.workload == workload::Kind::kRecording) {
+      probe::ReplayPlan replay;
+      auto req = replay_request(p.cfg, name, opts, reps, &replay);
+      if (!req.ok()) return req.status().with_context(sc.source);
+      if (opts.progress) {
+        opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant + ": replay");
+      }
+      ProbedRun pr{p, name, {}, {}};
+      FAULTLINE_RETURN_IF_ERROR(live->run(*req, &pr.kernel, progress));
+      if (opts.run_program) {
+        auto prog = program_request(*req, replay, p.cfg.access.trace);
+        if (!prog.ok()) return prog.status();
+        if (opts.progress) {
+          opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant + ": the program");
+        }
+        FAULTLINE_RETURN_IF_ERROR(live->run(*prog, &pr.program, progress));
+      }
+      out.push_back(std::move(pr));
+      continue;
+    }
+    auto req = make_request(p.cfg, name, opts, reps);
+    if (!req.ok()) return req.status().with_context(sc.source);
+    if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
+    ProbedRun pr{p, name, {}, {}};
+    Status st = live->run(*req, &pr.kernel, progress);
     if (!st.ok()) return st;
     out.push_back(std::move(pr));
   }
@@ -322,13 +408,15 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     c.model_wall_s = wall[i];
     c.notes = pr.kernel.notes;
     c.notes.insert(c.notes.end(), skipped.begin(), skipped.end());
+    for (const std::string& n : pr.program.notes) c.notes.push_back("program: " + n);
     c.kernel_event_files = pr.kernel.event_files;
     if (opts.trace_events) {
       c.model_event_file = model_trace_path(opts.output_dir, c.case_name, c.variant);
     }
     std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
     for (const char* name : kCompared) compared.emplace_back(name, name);
-    if (pr.plan.cfg.access.workload != workload::Kind::kStream) {
+    if (pr.plan.cfg.access.workload == workload::Kind::kPft ||
+        pr.plan.cfg.access.workload == workload::Kind::kLatPagefault) {
       // The model's rate comes from illustrative per-step costs: shown, not judged.
       compared.emplace_back("faults_per_s", "model.est_faults_per_s");
       compared.emplace_back("ns_per_fault", "model.est_ns_per_fault");
@@ -347,6 +435,19 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
             std::fabs(row.model - k) <= std::max(t->second * std::fabs(k), absolute_floor(name));
         c.judged = true;
         c.pass = c.pass && row.within;
+      }
+      if (!pr.program.runs.empty()) {
+        row.has_program = true;
+        row.program = probe::spread(pr.program.runs, name);
+        const double g = row.program.median;
+        row.program_error = g != 0 ? (row.model - g) / g : (row.model == 0 ? 0 : INFINITY);
+        if (t != tolerance.end() && name != "minflt") {
+          row.program_judged = true;
+          row.program_within =
+              std::fabs(row.model - g) <= std::max(t->second * std::fabs(g), absolute_floor(name));
+          c.has_program = true;
+          c.program_pass = c.program_pass && row.program_within;
+        }
       }
       c.rows.push_back(row);
     }

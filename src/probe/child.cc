@@ -4,10 +4,13 @@
 #include "probe/child.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <ctime>
 
 #include "probe/sys.h"
+#include "workload/recording.h"
 
 namespace faultline::probe {
 namespace {
@@ -123,6 +127,130 @@ int64_t to_ns(const struct timespec& ts) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+constexpr uintptr_t kPmdBytes = uintptr_t{2} << 20;
+
+// A mapping of pages pages of fd from page pgoff, placed `align` pages past
+// a 2 MiB boundary as the recorded one was; nullptr on failure.
+char* map_aligned(int fd, uint64_t pgoff, uint64_t pages, uint32_t arg) {
+  const uint64_t bytes = pages * 4096;
+  void* reserve = ::mmap(nullptr, bytes + kPmdBytes * 2, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserve == MAP_FAILED) return nullptr;
+  const uintptr_t aligned =
+      ((reinterpret_cast<uintptr_t>(reserve) + kPmdBytes - 1) & ~(kPmdBytes - 1)) +
+      uintptr_t{workload::map_align_pages(arg)} * 4096;
+  const int prot = static_cast<int>(arg & 0x7) & (PROT_READ | PROT_WRITE | PROT_EXEC);
+  const int flags = ((arg & workload::kMapShared) ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED;
+  void* m = ::mmap(reinterpret_cast<void*>(aligned), bytes, prot ? prot : PROT_READ, flags, fd,
+                   static_cast<off_t>(pgoff * 4096));
+  return m == MAP_FAILED ? nullptr : static_cast<char*>(m);
+}
+
+// The steps of a replay. Not instrumented by ASan, as touch_pages.
+__attribute__((no_sanitize_address, noinline)) bool replay_ops(const ChildPlan& p,
+                                                               const char** what) {
+  ChildReport* r = p.report;
+  uint64_t sink = 0;
+  for (size_t i = 0; i < p.n_ops; ++i) {
+    const ReplayOp& op = p.ops[i];
+    switch (op.kind) {
+      case ReplayOp::Kind::kOpen:
+        p.fds[op.slot] = ::open(p.file_paths[op.file], (op.write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+        if (p.fds[op.slot] < 0) {
+          *what = "open: ";
+          return false;
+        }
+        break;
+      case ReplayOp::Kind::kClose:
+        if (p.fds[op.slot] >= 0) ::close(p.fds[op.slot]);
+        p.fds[op.slot] = -1;
+        break;
+      case ReplayOp::Kind::kMmap: {
+        int fd = p.fds[op.other];
+        const bool reopened = fd < 0;  // an inherited mapping of a file closed since
+        if (reopened) fd = ::open(p.file_paths[op.file], O_RDONLY | O_CLOEXEC);
+        p.maps[op.slot] = fd < 0 ? nullptr : map_aligned(fd, op.offset, op.length, op.arg);
+        p.map_pages[op.slot] = op.length;
+        if (reopened && fd >= 0) ::close(fd);
+        if (!p.maps[op.slot]) {
+          *what = "mmap: ";
+          return false;
+        }
+        break;
+      }
+      case ReplayOp::Kind::kMunmap:
+        if (p.maps[op.slot] && op.offset < p.map_pages[op.slot]) {
+          ::munmap(p.maps[op.slot] + op.offset * 4096,
+                   std::min(op.length, p.map_pages[op.slot] - op.offset) * 4096);
+          if (op.offset == 0 && op.length >= p.map_pages[op.slot]) p.maps[op.slot] = nullptr;
+        }
+        break;
+      case ReplayOp::Kind::kMadvise:
+        if (p.maps[op.slot] && op.offset < p.map_pages[op.slot]) {
+          ::madvise(p.maps[op.slot] + op.offset * 4096,
+                    std::min(op.length, p.map_pages[op.slot] - op.offset) * 4096,
+                    static_cast<int>(op.arg));
+        }
+        break;
+      case ReplayOp::Kind::kFadvise:
+        if (p.fds[op.slot] >= 0) {
+          (void)::posix_fadvise(p.fds[op.slot], static_cast<off_t>(op.offset),
+                                static_cast<off_t>(op.length), static_cast<int>(op.arg));
+        }
+        break;
+      case ReplayOp::Kind::kRead: {
+        if (p.fds[op.slot] < 0) {
+          ++r->skipped;
+          break;
+        }
+        ssize_t got;
+        do {
+          got = ::pread(p.fds[op.slot], p.read_buf, std::min<uint64_t>(op.length, p.read_size),
+                        static_cast<off_t>(op.offset));
+        } while (got < 0 && errno == EINTR);
+        if (got < 0) {
+          *what = "pread: ";
+          return false;
+        }
+        sink += static_cast<unsigned char>(p.read_buf[0]);
+        break;
+      }
+      case ReplayOp::Kind::kTouch: {
+        volatile char* m = p.maps[op.slot];
+        if (!m || op.offset >= p.map_pages[op.slot]) {
+          ++r->skipped;
+          break;
+        }
+        if (op.write) {
+          m[op.offset * 4096] = 1;
+        } else {
+          sink += static_cast<unsigned char>(m[op.offset * 4096]);
+        }
+        break;
+      }
+      case ReplayOp::Kind::kAnon: {
+        // The process's anonymous memory, charged as recorded: new pages
+        // are written (each one fault, counted), released ones dropped.
+        const uint64_t want = std::min(op.length, p.anon_max[op.slot]);
+        uint64_t& have = p.anon_pages[op.slot];
+        volatile char* a = p.anon[op.slot];
+        if (!a) break;
+        for (; have < want; ++have) {
+          a[have * 4096] = 1;
+          ++r->anon_faults;
+        }
+        if (want < have) {
+          ::madvise(p.anon[op.slot] + want * 4096, (have - want) * 4096, MADV_DONTNEED);
+          have = want;
+        }
+        break;
+      }
+    }
+  }
+  r->sink = sink;
+  return true;
+}
+
 }  // namespace
 
 int64_t cachestat_pages(int fd) {
@@ -146,6 +274,136 @@ int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t p
   }
   return 0;
 }
+
+namespace {
+
+// The counters before the measured part: vmstat, the device, the cgroup.
+void snapshot(const ChildPlan& p, char* vmstat, char* disk, char* memcg) {
+  if (!read_into("/proc/vmstat", vmstat, kVmstatBytes)) child_fail(p, "read ", "/proc/vmstat");
+  if (p.disk_stat != nullptr && !read_into(p.disk_stat, disk, kDiskStatBytes)) {
+    child_fail(p, "read ", p.disk_stat);
+  }
+  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, memcg, kMemcgStatBytes)) {
+    child_fail(p, "read ", p.memcg_stat);
+  }
+}
+
+// Runs every kind of step once on the program's own binary, so the code
+// the replay runs (replay_ops, libc's wrappers) has its pages mapped before
+// the measurement: fork() copies no PTE of a file mapping, so their first
+// use in the child would be counted as minor faults of the replay.
+void warm_up(const ChildPlan& p) {
+  const char* paths[1] = {"/proc/self/exe"};
+  int fds[1] = {-1};
+  char* maps[1] = {nullptr};
+  uint64_t pages[1] = {0};
+  char buf[64];
+  const ReplayOp ops[] = {
+      {.kind = ReplayOp::Kind::kOpen, .slot = 0, .file = 0},
+      {.kind = ReplayOp::Kind::kMmap, .slot = 0, .other = 0, .file = 0, .arg = 1, .length = 1},
+      {.kind = ReplayOp::Kind::kTouch, .slot = 0, .offset = 0},
+      {.kind = ReplayOp::Kind::kMadvise, .slot = 0, .arg = 0, .offset = 0, .length = 1},
+      {.kind = ReplayOp::Kind::kFadvise, .slot = 0, .arg = 0, .offset = 0, .length = 1},
+      {.kind = ReplayOp::Kind::kRead, .slot = 0, .offset = 0, .length = sizeof buf},
+      {.kind = ReplayOp::Kind::kMunmap, .slot = 0, .offset = 0, .length = 1},
+      {.kind = ReplayOp::Kind::kClose, .slot = 0},
+  };
+  ChildPlan w = p;
+  w.ops = ops;
+  w.n_ops = sizeof ops / sizeof ops[0];
+  w.file_paths = paths;
+  w.fds = fds;
+  w.maps = maps;
+  w.map_pages = pages;
+  w.read_buf = buf;
+  w.read_size = sizeof buf;
+  w.anon = nullptr;
+  const char* what = nullptr;
+  (void)replay_ops(w, &what);
+  p.report->skipped = p.report->anon_faults = 0;
+  p.report->sink = 0;
+}
+
+// A replay: the steps between two snapshots, in this process.
+[[noreturn]] void child_replay(const ChildPlan& p) {
+  ChildReport* r = p.report;
+  warm_up(p);
+  // Every table the steps write is written now, so no copy-on-write fault
+  // of the parent's pages falls inside the measurement.
+  for (size_t i = 0; i < p.n_fds; ++i) p.fds[i] = -1;
+  for (size_t i = 0; i < p.n_maps; ++i) {
+    p.maps[i] = nullptr;
+    p.map_pages[i] = 0;
+  }
+  for (size_t i = 0; i < p.n_anon; ++i) p.anon_pages[i] = 0;
+  if (p.read_buf != nullptr) std::memset(p.read_buf, 0, p.read_size);
+  snapshot(p, r->vmstat0, r->disk0, r->memcg0);
+  struct rusage ru0 = {}, ru1 = {};
+  struct timespec ts0 = {}, ts1 = {};
+  prefault_stack();
+  ::getrusage(RUSAGE_SELF, &ru1);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "1", 1);
+  ::getrusage(RUSAGE_SELF, &ru0);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts0);
+  const char* what = nullptr;
+  const bool ok = replay_ops(p, &what);
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  ::getrusage(RUSAGE_SELF, &ru1);
+  if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
+  if (!ok) child_fail(p, what, "a file of the replay");
+  snapshot(p, r->vmstat1, r->disk1, r->memcg1);
+  (void)read_into("/proc/self/status", r->status, sizeof r->status);
+  r->minflt0 = ru0.ru_minflt;
+  r->minflt1 = ru1.ru_minflt;
+  r->majflt0 = ru0.ru_majflt;
+  r->majflt1 = ru1.ru_majflt;
+  r->t0_ns = to_ns(ts0);
+  r->t1_ns = to_ns(ts1);
+  child_send(p, 0);
+}
+
+// A program run: the program's own process, in a mount namespace where the
+// probe's copies of its files are mounted over the originals; its faults
+// are its rusage (wait4), the device's reads and vmstat are snapshots.
+[[noreturn]] void child_program(const ChildPlan& p) {
+  ChildReport* r = p.report;
+  if (::unshare(CLONE_NEWNS) != 0) child_fail(p, "unshare(CLONE_NEWNS) for ", "the program");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    child_fail(p, "make / private for ", "the program");
+  }
+  for (size_t i = 0; i < p.n_binds; ++i) {
+    if (::mount(p.bind_from[i], p.bind_to[i], nullptr, MS_BIND, nullptr) != 0) {
+      child_fail(p, "bind mount over ", p.bind_to[i]);
+    }
+  }
+  snapshot(p, r->vmstat0, r->disk0, r->memcg0);
+  struct timespec ts0 = {}, ts1 = {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts0);
+  const pid_t prog = ::fork();
+  if (prog < 0) child_fail(p, "fork of ", p.argv[0]);
+  if (prog == 0) {
+    if (p.cwd && *p.cwd && ::chdir(p.cwd) != 0) ::_exit(126);
+    ::execv(p.argv[0], p.argv);
+    ::_exit(127);
+  }
+  int status = 0;
+  struct rusage ru = {};
+  while (::wait4(prog, &status, 0, &ru) < 0 && errno == EINTR) {
+  }
+  ::clock_gettime(CLOCK_MONOTONIC, &ts1);
+  snapshot(p, r->vmstat1, r->disk1, r->memcg1);
+  r->program_exit = status;
+  r->minflt0 = 0;
+  r->minflt1 = ru.ru_minflt;
+  r->majflt0 = 0;
+  r->majflt1 = ru.ru_majflt;
+  r->t0_ns = to_ns(ts0);
+  r->t1_ns = to_ns(ts1);
+  child_send(p, 0);
+}
+
+}  // namespace
 
 [[noreturn]] void child_main(const ChildPlan& p) {
   // Die with the probe: a SIGKILLed probe must not leave a process holding
@@ -171,6 +429,8 @@ int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t p
     if (fd < 0 || !write_all(fd, pid, n)) child_fail(p, "join cgroup: ", p.cgroup_procs);
     ::close(fd);
   }
+  if (p.ops != nullptr) child_replay(p);
+  if (p.argv != nullptr) child_program(p);
 
   if (p.cache == CacheState::kWarmWrite) {
     int fd = ::open(p.file, O_WRONLY | O_TRUNC | O_CLOEXEC);

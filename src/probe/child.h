@@ -42,6 +42,9 @@ struct ChildReport {
   char disk0[kDiskStatBytes], disk1[kDiskStatBytes];
   char memcg0[kMemcgStatBytes], memcg1[kMemcgStatBytes];  // the cgroup's memory.stat
   char status[kStatusBytes];                              // /proc/self/status after the loop
+  int64_t skipped;       // replay: steps the host could not take (a touch past a mapping)
+  int64_t anon_faults;   // replay: faults of the anonymous memory it charged as recorded
+  int32_t program_exit;  // program run: the wait status of the program
 };
 
 // Everything the child uses, made before fork().
@@ -71,6 +74,30 @@ struct ChildPlan {
   pid_t parent = 0;
   int report_fd = -1;
   ChildReport* report = nullptr;
+
+  // A replay (ops != null): the steps, the files' paths, and the tables the
+  // steps fill (open files, mappings and their sizes in pages, each
+  // process's anonymous memory), all made by the parent.
+  const ReplayOp* ops = nullptr;
+  size_t n_ops = 0;
+  const char* const* file_paths = nullptr;
+  int* fds = nullptr;
+  size_t n_fds = 0;
+  char** maps = nullptr;
+  uint64_t* map_pages = nullptr;
+  size_t n_maps = 0;
+  char** anon = nullptr;           // by process: a region of anon_max pages
+  uint64_t* anon_pages = nullptr;  // by process: pages touched so far
+  const uint64_t* anon_max = nullptr;
+  size_t n_anon = 0;
+
+  // A program run (argv != null): argv exec'ed in cwd, after each bind_from
+  // file is mounted over bind_to in a mount namespace of its own.
+  char* const* argv = nullptr;
+  const char* cwd = nullptr;
+  const char* const* bind_from = nullptr;
+  const char* const* bind_to = nullptr;
+  size_t n_binds = 0;
 };
 
 // Pages of fd in the page cache by cachestat(2); -1 when the kernel lacks it.

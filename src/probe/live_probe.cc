@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,9 +87,11 @@ class Session {
  private:
   std::vector<std::string>* notes() { return &out_->notes; }
   Status create_file();
+  Status create_one(const std::string& path, uint64_t bytes, const std::string& source);
   Status set_read_ahead();
   Status check_read_ahead();
   Status evict();
+  Status evict_one(const std::string& path, uint64_t bytes);
   Status run_child(int k, Counters* counters);
   Status reap_child(int* wstatus);
 
@@ -107,6 +110,25 @@ class Session {
   std::vector<char> warm_buf_;
   std::vector<char> read_buf_;
   std::unique_ptr<ChildReport> report_;
+  // The files on the probe's file system: one test file, or a replay's or a
+  // program run's (Request::files).
+  struct DataFile {
+    std::string path;
+    uint64_t bytes = 0;
+    std::string source;  // a program run: the original the copy is mounted over
+  };
+  std::vector<DataFile> files_;
+  bool multi() const { return !req_.ops.empty() || !req_.command.empty(); }
+  // The replay's tables and the program's arguments (ChildPlan points at them).
+  std::vector<const char*> file_paths_;
+  std::vector<int> fds_;
+  std::vector<char*> maps_;
+  std::vector<uint64_t> map_pages_;
+  std::vector<char*> anon_;
+  std::vector<uint64_t> anon_pages_;
+  std::vector<std::string> argv_;
+  std::vector<char*> argv_ptrs_;
+  std::vector<const char*> bind_from_, bind_to_;
   pid_t child_ = -1;
   bool noted_drop_caches_ = false;
   bool cleaned_ = false;
@@ -126,8 +148,27 @@ Status Session::setup() {
   if (ec) return Status::IoError(fmt::format("create {}: {}", paths_.mnt, ec.message()));
   FAULTLINE_RETURN_IF_INTERRUPTED("workspace setup");
 
+  if (!multi()) {
+    files_.push_back({paths_.file, req_.file_bytes, ""});
+  } else {
+    for (size_t i = 0; i < req_.files.size(); ++i) {
+      DataFile f{fmt::format("{}/file{}", paths_.mnt, i), req_.files[i].bytes,
+                 req_.files[i].source};
+      if (!f.source.empty()) {
+        struct stat st {};
+        if (::stat(f.source.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+          return Status::ProgramFailed(
+              fmt::format("the program's file {} is not a regular file here", f.source));
+        }
+        f.bytes = static_cast<uint64_t>(st.st_size);
+      }
+      files_.push_back(std::move(f));
+    }
+  }
+  uint64_t total = 0;
+  for (const DataFile& f : files_) total += (f.bytes + kMiB - 1) / kMiB * kMiB;
   if (req_.fs == FsType::kTmpfs) {
-    const uint64_t size = (req_.file_bytes + 16 * kMiB + kMiB - 1) / kMiB * kMiB;
+    const uint64_t size = total + 16 * kMiB;
     const std::string opts = fmt::format("size={},mode=0755", size);
     if (::mount("tmpfs", paths_.mnt.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
       return Status::IoError(
@@ -140,7 +181,7 @@ Status Session::setup() {
           "\"cold\" runs with the file resident");
     }
   } else {
-    const uint64_t image = ws::image_bytes(req_.fs, req_.file_bytes);
+    const uint64_t image = ws::image_bytes(req_.fs, total);
     int fd = ::open(paths_.image.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
       return Status::IoError(fmt::format("create {}: {}", paths_.image, sys::errno_text(errno)));
@@ -175,7 +216,42 @@ Status Session::setup() {
     for (const ReadRange& r : req_.reads) largest = std::max(largest, r.length);
     read_buf_.assign(largest, 0);
   }
+  if (!req_.ops.empty()) {
+    read_buf_.assign(std::max<uint64_t>(4096, std::min<uint64_t>(req_.largest_read, 1ull << 30)),
+                     0);
+  }
   report_ = std::make_unique<ChildReport>();
+  if (!req_.ops.empty()) {
+    for (const DataFile& f : files_) file_paths_.push_back(f.path.c_str());
+    fds_.assign(req_.open_slots, -1);
+    maps_.assign(req_.map_slots, nullptr);
+    map_pages_.assign(req_.map_slots, 0);
+    anon_pages_.assign(req_.anon_slots, 0);
+    for (uint32_t i = 0; i < req_.anon_slots; ++i) {
+      // Reserved now, faulted by the child page by page (no THP: one fault a page).
+      const uint64_t bytes = std::max<uint64_t>(1, req_.anon_max_pages[i]) * 4096;
+      void* a = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (a == MAP_FAILED) {
+        return Status::IoError(
+            fmt::format("reserve {} bytes of anonymous memory: {}", bytes, sys::errno_text(errno)));
+      }
+      (void)::madvise(a, bytes, MADV_NOHUGEPAGE);
+      anon_.push_back(static_cast<char*>(a));
+    }
+  }
+  if (!req_.command.empty()) {
+    const std::string exe = sys::find_program(req_.command[0]);
+    if (exe.empty()) return Status::ProgramFailed("command not found: " + req_.command[0]);
+    argv_ = req_.command;
+    argv_[0] = exe;
+    for (std::string& a : argv_) argv_ptrs_.push_back(a.data());
+    argv_ptrs_.push_back(nullptr);
+    for (const DataFile& f : files_) {
+      bind_from_.push_back(f.path.c_str());
+      bind_to_.push_back(f.source.c_str());
+    }
+  }
   FAULTLINE_RETURN_IF_ERROR(create_file());
   FAULTLINE_RETURN_IF_INTERRUPTED("writing the test file");
 
@@ -185,7 +261,9 @@ Status Session::setup() {
     cgroup_ = std::move(*cg);
     memcg_stat_path_ = cgroup_->dir() + "/memory.stat";
   }
-  if (req_.trace_events) {
+  if (req_.trace_events && multi()) {
+    notes()->push_back("tracepoints are recorded for one test file only: not for this run");
+  } else if (req_.trace_events) {
     if (req_.output_dir.empty()) {
       notes()->push_back("trace_events asked without an output_dir: events not recorded");
     } else {
@@ -223,37 +301,72 @@ Status Session::check_read_ahead() {
 }
 
 Status Session::create_file() {
-  int fd = ::open(paths_.file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status::IoError(fmt::format("create {}: {}", paths_.file, sys::errno_text(errno)));
-  // kWarmWrite: the child writes the data itself, inside its cgroup; an
-  // empty file now gives the inode the trace filter needs.
-  if (req_.cache != CacheState::kWarmWrite) {
-    int err = write_pattern(fd, req_.file_bytes, write_buf_.data(), write_buf_.size(), page_size_);
-    if (err == EINTR && sys::interrupted()) {
-      ::close(fd);
-      return interrupted_status("writing the test file");
-    }
-    if (err != 0) {
-      ::close(fd);
-      return Status::IoError(fmt::format("write {}: {}", paths_.file, sys::errno_text(err)));
-    }
-    if (::fsync(fd) != 0) {
-      int e = errno;
-      ::close(fd);
-      return Status::IoError(fmt::format("fsync {}: {}", paths_.file, sys::errno_text(e)));
-    }
+  for (const DataFile& f : files_) {
+    FAULTLINE_RETURN_IF_ERROR(create_one(f.path, f.bytes, f.source));
   }
-  if (::close(fd) != 0)
-    return Status::IoError(fmt::format("close {}: {}", paths_.file, sys::errno_text(errno)));
   return Status::Ok();
 }
 
-// Drops every page of the file from the page cache and proves it.
+// One file: a copy of source, or bytes of the probe's pattern.
+Status Session::create_one(const std::string& path, uint64_t bytes, const std::string& source) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(fmt::format("create {}: {}", path, sys::errno_text(errno)));
+  int err = 0;
+  if (!source.empty()) {
+    const int in = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+      err = errno;
+      ::close(fd);
+      return Status::IoError(fmt::format("open {}: {}", source, sys::errno_text(err)));
+    }
+    for (;;) {
+      const ssize_t n = ::read(in, write_buf_.data(), write_buf_.size());
+      if (n < 0 && errno == EINTR && !sys::interrupted()) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : 0;
+        break;
+      }
+      if (::write(fd, write_buf_.data(), static_cast<size_t>(n)) != n) {
+        err = errno ? errno : EIO;
+        break;
+      }
+    }
+    // The copy must not make the original's pages the cache's: drop them.
+    (void)::posix_fadvise(in, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(in);
+  } else if (multi() || req_.cache != CacheState::kWarmWrite) {
+    // kWarmWrite of one test file: the child writes the data itself, inside
+    // its cgroup; an empty file now gives the inode the trace filter needs.
+    err = write_pattern(fd, bytes, write_buf_.data(), write_buf_.size(), page_size_);
+  }
+  if (err == EINTR && sys::interrupted()) {
+    ::close(fd);
+    return interrupted_status("writing the test file");
+  }
+  if (err != 0) {
+    ::close(fd);
+    return Status::IoError(fmt::format("write {}: {}", path, sys::errno_text(err)));
+  }
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status::IoError(fmt::format("fsync {}: {}", path, sys::errno_text(e)));
+  }
+  if (::close(fd) != 0) {
+    return Status::IoError(fmt::format("close {}: {}", path, sys::errno_text(errno)));
+  }
+  return Status::Ok();
+}
+
+// Drops every page of the files from the page cache and proves it.
 Status Session::evict() {
-  int fd = ::open(paths_.file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::IoError(fmt::format("open {}: {}", paths_.file, sys::errno_text(errno)));
+  for (const DataFile& f : files_) FAULTLINE_RETURN_IF_ERROR(evict_one(f.path, f.bytes));
+  return Status::Ok();
+}
+
+Status Session::evict_one(const std::string& path, uint64_t bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(fmt::format("open {}: {}", path, sys::errno_text(errno)));
   std::string error;
   int64_t resident = -1;
   for (int attempt = 0; attempt < kEvictAttempts; ++attempt) {
@@ -261,15 +374,15 @@ Status Session::evict() {
     if (::fsync(fd) != 0) {
       int err = errno;
       ::close(fd);
-      return Status::IoError(fmt::format("fsync {}: {}", paths_.file, sys::errno_text(err)));
+      return Status::IoError(fmt::format("fsync {}: {}", path, sys::errno_text(err)));
     }
     int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (rc != 0) {
       ::close(fd);
       return Status::IoError(
-          fmt::format("posix_fadvise(DONTNEED) {}: {}", paths_.file, sys::errno_text(rc)));
+          fmt::format("posix_fadvise(DONTNEED) {}: {}", path, sys::errno_text(rc)));
     }
-    resident = resident_pages(fd, req_.file_bytes, page_size_, &error);
+    resident = resident_pages(fd, bytes, page_size_, &error);
     if (resident <= 0) break;
     if (!sys::sleep_ms(20)) break;
   }
@@ -281,21 +394,21 @@ Status Session::evict() {
       notes()->push_back(
           fmt::format("{}: fadvise(DONTNEED) left {} pages resident; used "
                       "/proc/sys/vm/drop_caches{}",
-                      paths_.file, resident, st.ok() ? "" : " (" + st.message() + ")"));
+                      path, resident, st.ok() ? "" : " (" + st.message() + ")"));
       noted_drop_caches_ = true;
     }
-    resident = resident_pages(fd, req_.file_bytes, page_size_, &error);
+    resident = resident_pages(fd, bytes, page_size_, &error);
   }
   ::close(fd);
   FAULTLINE_RETURN_IF_INTERRUPTED("evicting the test file");
   if (resident < 0) {
-    return Status::IoError(fmt::format("cannot tell what of {} is cached: {}", paths_.file, error));
+    return Status::IoError(fmt::format("cannot tell what of {} is cached: {}", path, error));
   }
   if (resident > 0) {
-    return Status::IoError(fmt::format(
-        "cold cache not reached: {} of {} pages of {} still resident after fsync + "
-        "POSIX_FADV_DONTNEED x{} and drop_caches",
-        resident, (req_.file_bytes + page_size_ - 1) / page_size_, paths_.file, kEvictAttempts));
+    return Status::IoError(
+        fmt::format("cold cache not reached: {} of {} pages of {} still resident after fsync + "
+                    "POSIX_FADV_DONTNEED x{} and drop_caches",
+                    resident, (bytes + page_size_ - 1) / page_size_, path, kEvictAttempts));
   }
   return Status::Ok();
 }
@@ -305,6 +418,18 @@ Status Session::repetition(int k) {
   const bool evictable = req_.fs != FsType::kTmpfs;
   if (evictable && (req_.cache == CacheState::kCold || req_.cache == CacheState::kWarmRead)) {
     FAULTLINE_RETURN_IF_ERROR(evict());
+  }
+  if (multi() && req_.cache == CacheState::kWarmRead) {
+    // The files read once by read(2), by this process: the program's open
+    // files start from fresh readahead state, as another process's would.
+    for (const DataFile& f : files_) {
+      const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return Status::IoError(fmt::format("open {}: {}", f.path, sys::errno_text(errno)));
+      while (::read(fd, warm_buf_.data(), warm_buf_.size()) > 0) {
+      }
+      ::close(fd);
+    }
   }
   if (trace_) FAULTLINE_RETURN_IF_ERROR(trace_->clear());
   FAULTLINE_RETURN_IF_INTERRUPTED(fmt::format("repetition {}", k));
@@ -363,6 +488,27 @@ Status Session::run_child(int k, Counters* counters) {
   plan.warm_chunk = warm_buf_.size();
   plan.parent = ::getpid();
   plan.report = report_.get();
+  if (!req_.ops.empty()) {
+    plan.ops = req_.ops.data();
+    plan.n_ops = req_.ops.size();
+    plan.file_paths = file_paths_.data();
+    plan.fds = fds_.data();
+    plan.n_fds = fds_.size();
+    plan.maps = maps_.data();
+    plan.map_pages = map_pages_.data();
+    plan.n_maps = maps_.size();
+    plan.anon = anon_.data();
+    plan.anon_pages = anon_pages_.data();
+    plan.anon_max = req_.anon_max_pages.data();
+    plan.n_anon = anon_.size();
+  }
+  if (!req_.command.empty()) {
+    plan.argv = argv_ptrs_.data();
+    plan.cwd = req_.cwd.c_str();
+    plan.bind_from = bind_from_.data();
+    plan.bind_to = bind_to_.data();
+    plan.n_binds = bind_from_.size();
+  }
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -434,7 +580,9 @@ Status Session::run_child(int k, Counters* counters) {
   r->memcg0[sizeof r->memcg0 - 1] = r->memcg1[sizeof r->memcg1 - 1] = '\0';
 
   Counters& c = *counters;
-  c["minflt"] = static_cast<double>(r->minflt1 - r->minflt0);
+  // The anonymous memory a replay charges as recorded faults too: those
+  // faults are the program's anonymous ones, not the file's.
+  c["minflt"] = static_cast<double>(r->minflt1 - r->minflt0 - r->anon_faults);
   c["majflt"] = static_cast<double>(r->majflt1 - r->majflt0);
   c["elapsed_s"] = static_cast<double>(r->t1_ns - r->t0_ns) / 1e9;
   // Every /proc/vmstat item as a delta; pgpgin (all block devices) is renamed
@@ -468,6 +616,21 @@ Status Session::run_child(int k, Counters* counters) {
       static_cast<double>(std::max<int64_t>(0, sys::status_field(r->status, "RssShmem")));
   if (r->cache_before >= 0) c["cache_pages_before"] = static_cast<double>(r->cache_before);
   if (r->cache_after >= 0) c["cache_pages_after"] = static_cast<double>(r->cache_after);
+  if (!req_.ops.empty()) {
+    c["replay.skipped"] = static_cast<double>(r->skipped);
+    c["replay.anon_faults"] = static_cast<double>(r->anon_faults);
+  }
+  if (!req_.command.empty()) {
+    const int st = r->program_exit;
+    c["program.exit"] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      return Status::ProgramFailed(
+          fmt::format("{} {} (repetition {})", req_.command[0],
+                      WIFEXITED(st) ? fmt::format("exited with status {}", WEXITSTATUS(st))
+                                    : fmt::format("was killed by signal {}", WTERMSIG(st)),
+                      k));
+    }
+  }
   return Status::Ok();
 }
 
@@ -487,6 +650,10 @@ Status Session::cleanup() {
   }
   if (trace_) add(trace_->destroy());
   trace_.reset();
+  for (size_t i = 0; i < anon_.size(); ++i) {
+    ::munmap(anon_[i], std::max<uint64_t>(1, req_.anon_max_pages[i]) * 4096);
+  }
+  anon_.clear();
   if (cgroup_) add(cgroup_->destroy());
   cgroup_.reset();
   if (mounted_) {

@@ -18,7 +18,48 @@ namespace faultline::probe {
 namespace {
 
 // What can be said about a request without looking at the machine.
+// A replay's or a program run's request.
+Status check_multi_request(const Request& req) {
+  if (req.files.empty()) return Status::InvalidArgument("probe request: no files");
+  if (!req.ops.empty() && !req.command.empty()) {
+    return Status::InvalidArgument("probe request: a replay or a program run, not both");
+  }
+  for (const ReplayOp& op : req.ops) {
+    const bool open_slot = op.kind == ReplayOp::Kind::kOpen || op.kind == ReplayOp::Kind::kClose ||
+                           op.kind == ReplayOp::Kind::kRead || op.kind == ReplayOp::Kind::kFadvise;
+    const bool map_slot = op.kind == ReplayOp::Kind::kMmap || op.kind == ReplayOp::Kind::kMunmap ||
+                          op.kind == ReplayOp::Kind::kMadvise || op.kind == ReplayOp::Kind::kTouch;
+    const bool bad = (open_slot && op.slot >= req.open_slots) ||
+                     (map_slot && op.slot >= req.map_slots) ||
+                     (op.kind == ReplayOp::Kind::kAnon && op.slot >= req.anon_slots) ||
+                     ((op.kind == ReplayOp::Kind::kOpen || op.kind == ReplayOp::Kind::kMmap) &&
+                      op.file >= req.files.size()) ||
+                     (op.kind == ReplayOp::Kind::kMmap && op.other >= req.open_slots);
+    if (bad) return Status::InvalidArgument("probe request: a replay step names a missing slot");
+  }
+  if (req.anon_max_pages.size() != req.anon_slots) {
+    return Status::InvalidArgument("probe request: anon_max_pages does not match anon_slots");
+  }
+  for (const FileSpec& f : req.files) {
+    if (!req.command.empty() && f.source.empty()) {
+      return Status::InvalidArgument("probe request: a program run's files need their sources");
+    }
+  }
+  return Status::Ok();
+}
+
 Status check_request(const Request& req) {
+  if (!req.ops.empty() || !req.command.empty()) {
+    FAULTLINE_RETURN_IF_ERROR(check_multi_request(req));
+    if (req.repetitions < 1) {
+      return Status::InvalidArgument(
+          fmt::format("probe request: repetitions must be >= 1 (got {})", req.repetitions));
+    }
+    if (req.write_chunk_bytes == 0 || req.warm_chunk_bytes == 0 || req.workspace_root.empty()) {
+      return Status::InvalidArgument("probe request: chunk sizes and workspace_root must be set");
+    }
+    return Status::Ok();
+  }
   if (req.file_bytes == 0) return Status::InvalidArgument("probe request: file_bytes must be > 0");
   if (req.pages.empty()) return Status::InvalidArgument("probe request: pages is empty");
   if (req.repetitions < 1) {

@@ -34,6 +34,39 @@ struct ReadRange {
   uint64_t length = 0;
 };
 
+// A file of a replay or a program run (Request::files), made on the probe's
+// file system: bytes of data, or a copy of `source`, which the program
+// (Request::command) then sees at that path (a bind mount of the copy).
+struct FileSpec {
+  uint64_t bytes = 0;
+  std::string source;
+};
+
+// One step of a replay (replay_plan.h), every id resolved to a slot of the
+// replayer's tables.
+struct ReplayOp {
+  enum class Kind : uint8_t {
+    kOpen,
+    kClose,
+    kMmap,
+    kMunmap,
+    kMadvise,
+    kFadvise,
+    kRead,
+    kTouch,
+    kAnon
+  };
+  Kind kind = Kind::kTouch;
+  bool write = false;   // kTouch: a store; kOpen: O_RDWR
+  uint32_t slot = 0;    // kOpen, kClose, kRead, kFadvise: open file; kMmap, kMunmap,
+                        // kMadvise, kTouch: mapping; kAnon: process
+  uint32_t other = 0;   // kMmap: the open file
+  uint32_t file = 0;    // kOpen, kMmap: the file (kMmap reopens it if its open file is closed)
+  uint32_t arg = 0;     // kMmap: workload::map_arg(); kMadvise, kFadvise: the uapi advice
+  uint64_t offset = 0;  // pages (mmap, munmap, madvise, touch) or bytes (read, fadvise)
+  uint64_t length = 0;  // pages (mmap, munmap, madvise, anon) or bytes (read, fadvise)
+};
+
 struct Request {
   std::string name;                 // case name: used in file names, never a path
   uint64_t file_bytes = 0;          // > 0
@@ -61,7 +94,19 @@ struct Request {
   uint32_t warm_chunk_bytes = 1 << 20;   // read(2) size of the kWarmRead pass
   std::vector<uint64_t> pages;           // page indices of the file, in access order
   int repetitions = 3;                   // >= 1
-  bool trace_events = false;             // record filemap/readahead tracepoints
+  // A replay of a recording (ops not empty): these files and steps instead
+  // of file_bytes, pages and reads (replay_plan.h).
+  std::vector<FileSpec> files;
+  std::vector<ReplayOp> ops;
+  uint32_t open_slots = 0, map_slots = 0, anon_slots = 0;
+  std::vector<uint64_t> anon_max_pages;
+  uint64_t largest_read = 0;
+  // A program run (command not empty): argv run in cwd, in the memory cgroup,
+  // with each of `files` (a copy of its source) mounted over its source in a
+  // mount namespace of its own. Counters are the program's.
+  std::vector<std::string> command;
+  std::string cwd;
+  bool trace_events = false;  // record filemap/readahead tracepoints
   std::string workspace_root = "/var/tmp/faultline-probe";
   std::string output_dir;  // where event traces are saved ("" = none)
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -51,6 +52,20 @@ std::string format_compare_table(const std::vector<CompareCase>& cases) {
                          format_number(r.model), format_number(r.kernel.median), range,
                          pct(r.error), verdict);
     }
+    if (c.has_program) {
+      // The recorded program itself, beside the model and the replay.
+      out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>12} {:>25} {:>8} {:>5}\n", name,
+                         "the program itself:", "model", "replay", "program", "[min, max]", "error",
+                         "");
+      for (const CompareRow& r : c.rows) {
+        if (!r.has_program) continue;
+        out += fmt::format(
+            "{:<28} {:<26} {:>12} {:>12} {:>12} {:>25} {:>8} {:>5}\n", name, r.counter,
+            format_number(r.model), format_number(r.kernel.median), format_number(r.program.median),
+            fmt::format("[{}, {}]", format_number(r.program.min), format_number(r.program.max)),
+            pct(r.program_error), r.program_judged ? (r.program_within ? "ok" : "OUT") : "");
+      }
+    }
     const CompareRow* t = row(c, "elapsed_s");
     if (t && t->kernel.median > 0 && c.model_wall_s > 0) {
       out += fmt::format(
@@ -60,8 +75,10 @@ std::string format_compare_table(const std::vector<CompareCase>& cases) {
     }
     for (const std::string& n : c.notes) out += fmt::format("{:<28} note: {}\n", name, n);
   }
+  // The matrix's summary lines, from the one that counts the cases.
   const std::string matrix = format_compare_matrix(cases);
-  out += "\n" + matrix.substr(matrix.rfind('\n', matrix.size() - 2) + 1);  // the summary line
+  const size_t at = matrix.rfind('\n', matrix.find(" cases within tolerance"));
+  out += "\n" + matrix.substr(at == std::string::npos ? 0 : at + 1);
   return out;
 }
 
@@ -90,6 +107,16 @@ std::string format_compare_matrix(const std::vector<CompareCase>& cases) {
     }
   }
   out += fmt::format("{} of {} cases within tolerance ({})\n", passed, judged, tolerances(cases));
+  size_t programs = 0, programs_ok = 0;
+  for (const CompareCase& c : cases) {
+    programs += c.has_program;
+    programs_ok += c.has_program && c.program_pass;
+  }
+  if (programs) {
+    out +=
+        fmt::format("{} of {} recorded programs within tolerance of the model (pgpgin, majflt)\n",
+                    programs_ok, programs);
+  }
   return out;
 }
 
@@ -103,6 +130,7 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
     o["kernel_release"] = c.kernel_release;
     o["model_profile"] = c.model_profile;
     o["pass"] = c.pass;
+    if (c.has_program) o["program_pass"] = c.program_pass;
     o["model_wall_s"] = c.model_wall_s;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const CompareRow& r : c.rows) {
@@ -116,6 +144,14 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
       if (r.tolerance >= 0) {
         j["tolerance"] = r.tolerance;
         j["within"] = r.within;
+      }
+      if (r.has_program) {
+        j["program_median"] = r.program.median;
+        j["program_min"] = r.program.min;
+        j["program_max"] = r.program.max;
+        j["program_error"] =
+            std::isfinite(r.program_error) ? nlohmann::ordered_json(r.program_error) : nullptr;
+        if (r.program_judged) j["program_within"] = r.program_within;
       }
       rows.push_back(j);
     }
@@ -132,17 +168,30 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
 }
 
 std::string format_compare_csv(const std::vector<CompareCase>& cases) {
+  const bool programs =
+      std::any_of(cases.begin(), cases.end(), [](const CompareCase& c) { return c.has_program; });
   std::string out =
       "scenario,case,variant,counter,model,kernel_median,kernel_min,kernel_max,error,tolerance,"
-      "within\n";
+      "within";
+  out += programs ? ",program_median,program_error,program_within\n" : "\n";
   for (const CompareCase& c : cases) {
     for (const CompareRow& r : c.rows) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", c.scenario, c.case_name, c.variant,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", c.scenario, c.case_name, c.variant,
                          r.counter, format_number(r.model), format_number(r.kernel.median),
                          format_number(r.kernel.min), format_number(r.kernel.max),
                          std::isfinite(r.error) ? fmt::format("{:.6g}", r.error) : "inf",
                          r.tolerance >= 0 ? fmt::format("{:g}", r.tolerance) : "",
                          r.tolerance >= 0 ? (r.within ? "true" : "false") : "");
+      if (programs) {
+        out += r.has_program
+                   ? fmt::format(",{},{},{}", format_number(r.program.median),
+                                 std::isfinite(r.program_error)
+                                     ? fmt::format("{:.6g}", r.program_error)
+                                     : "inf",
+                                 r.program_judged ? (r.program_within ? "true" : "false") : "")
+                   : ",,,";
+      }
+      out += "\n";
     }
   }
   return out;
