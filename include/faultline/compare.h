@@ -41,4 +41,13 @@ Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
                                               const std::vector<std::string>& overrides,
                                               const CompareOptions& opts);
 
+// A program on this machine's kernel: command (run by /bin/sh -c in the
+// current directory) with each of files copied to the probe's file system
+// and mounted over its path, with the configuration's file system, device,
+// cache and memory limit (overrides on the defaults), as a RunResult of the
+// program's counters (medians with .min/.max).
+Result<RunResult> probe_command(const std::string& command, const std::vector<std::string>& files,
+                                const std::vector<std::string>& overrides,
+                                const CompareOptions& opts);
+
 }  // namespace faultline

@@ -27,6 +27,8 @@ struct ProbeArgs {
   bool strict = false;
   bool no_program = false;
   bool quiet = false;
+  std::string command;             // probe --command
+  std::vector<std::string> files;  // its data files
 };
 
 CompareOptions options(const ProbeArgs& a) {
@@ -70,7 +72,23 @@ Result<std::vector<std::string>> scenario_files(const ProbeArgs& a) {
   return files;
 }
 
+void do_probe_command(const ProbeArgs& a) {
+  if (!a.scenario.empty()) {
+    return fail(Status::InvalidArgument("probe: a scenario or --command, not both"));
+  }
+  auto run = probe_command(a.command, a.files, a.sets, options(a));
+  if (!run.ok()) return fail(run.status());
+  report::Meta meta{"command", a.command, "--command", kVersion};
+  meta.probe = true;
+  if (Status st = write_output(a.output, format_runs(a.format, meta, {*run})); !st.ok()) fail(st);
+}
+
 void do_probe(const ProbeArgs& a) {
+  if (!a.command.empty()) return do_probe_command(a);
+  if (!a.files.empty()) return fail(Status::InvalidArgument("probe: --file goes with --command"));
+  if (a.scenario.empty()) {
+    return fail(Status::InvalidArgument("probe: a scenario, a recording or --command is needed"));
+  }
   auto sc = load_scenario(a.scenario);
   if (!sc.ok()) return fail(sc.status());
   const CompareOptions o = options(a);
@@ -148,8 +166,15 @@ void add_probe_commands(CLI::App& app) {
   auto p = std::make_shared<ProbeArgs>();
   CLI::App* probe = app.add_subcommand(
       "probe", "run a scenario's access stream on this machine's kernel (root, loop devices)");
-  probe->add_option("scenario", p->scenario, "scenario file (TOML) or recording (faultline record)")
-      ->required();
+  probe->add_option("scenario", p->scenario,
+                    "scenario file (TOML) or recording (faultline record; its replay, then "
+                    "its program unless --no-program)");
+  probe->add_option("--command", p->command,
+                    "instead of a scenario: run this shell command on copies of its --file "
+                    "data files on the probe's file system");
+  probe->add_option("--file", p->files, "with --command: a data file it reads (repeatable)");
+  probe->add_flag("--no-program", p->no_program,
+                  "a recording: replay it, but do not run its program again");
   common_options(probe, p.get());
   probe->callback([p] { do_probe(*p); });
 

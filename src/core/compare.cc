@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -300,7 +301,10 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       }
       ProbedRun pr{p, name, {}, {}};
       FAULTLINE_RETURN_IF_ERROR(live->run(*req, &pr.kernel, progress));
-      if (opts.run_program) {
+      if (opts.run_program && replay.argv.empty()) {
+        pr.program.notes.push_back(
+            "the recording names no command (an import?): the program itself is not run");
+      } else if (opts.run_program) {
         auto prog = program_request(*req, replay, p.cfg.access.trace);
         if (!prog.ok()) return prog.status();
         if (opts.progress) {
@@ -322,6 +326,24 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
   return out;
 }
 
+// Every counter of the runs as its median, .min and .max, names prefixed.
+void add_spreads(const std::vector<probe::Counters>& runs, const std::string& prefix,
+                 RunResult* r) {
+  std::vector<std::string> keys;
+  for (const auto& run : runs) {
+    for (const auto& [k, v] : run) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& k : keys) {
+    const Spread s = probe::spread(runs, k);
+    r->counters.push_back({prefix + k, s.median});
+    r->counters.push_back({prefix + k + ".min", s.min});
+    r->counters.push_back({prefix + k + ".max", s.max});
+  }
+}
+
 }  // namespace
 
 Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
@@ -337,21 +359,69 @@ Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
     r.variant = pr.plan.variant;
     r.config = effective_keys(pr.plan.cfg);
     r.config.emplace_back("host.kernel_release", pr.kernel.host.kernel_release);
-    std::vector<std::string> keys;
-    for (const auto& run : pr.kernel.runs) {
-      for (const auto& [k, v] : run) {
-        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-      }
-    }
-    std::sort(keys.begin(), keys.end());
-    for (const std::string& k : keys) {
-      const Spread s = probe::spread(pr.kernel.runs, k);
-      r.counters.push_back({k, s.median});
-      r.counters.push_back({k + ".min", s.min});
-      r.counters.push_back({k + ".max", s.max});
-    }
+    add_spreads(pr.kernel.runs, "", &r);
+    // A recording's program itself, beside its replay.
+    add_spreads(pr.program.runs, "program.", &r);
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+Result<RunResult> probe_command(const std::string& command, const std::vector<std::string>& files,
+                                const std::vector<std::string>& overrides,
+                                const CompareOptions& opts) {
+  if (command.empty()) return Status::InvalidArgument("--command: empty command");
+  if (files.empty()) {
+    return Status::InvalidArgument(
+        "--command needs --file PATH for each data file the program reads (or record it first: "
+        "faultline record -o REC -- CMD, then faultline probe REC)");
+  }
+  Scenario sc;
+  sc.name = "command";
+  sc.source = "--command";
+  std::vector<std::string> all = {"kernel.profile=" + host_profile_name()};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  auto plan = plan_runs(sc, all);
+  if (!plan.ok()) return plan.status();
+  const Config& cfg = plan->front().cfg;
+  probe::Request r;
+  r.name = "command";
+  r.fs = cfg.file.fs;
+  r.read_ahead_kb = cfg.device.read_ahead_kb;
+  r.memory_limit_bytes = cfg.machine.memory_limit;
+  r.cache = cfg.file.cache;
+  r.write_chunk_bytes = static_cast<uint32_t>(cfg.file.write_chunk);
+  r.warm_chunk_bytes = static_cast<uint32_t>(cfg.file.warm_chunk);
+  std::error_code ec;
+  for (const std::string& f : files) {
+    const std::filesystem::path p = std::filesystem::absolute(f, ec);
+    if (ec || !std::filesystem::is_regular_file(p, ec)) {
+      return Status::NotFound("--file " + f + ": not a regular file");
+    }
+    r.files.push_back({0, p.lexically_normal().string()});
+  }
+  r.command = {"/bin/sh", "-c", command};
+  r.cwd = std::filesystem::current_path(ec).string();
+  r.repetitions = opts.repetitions > 0 ? opts.repetitions : sc.probe.repetitions;
+  r.workspace_root = opts.workspace_root;
+  auto live = probe::make_live_probe();
+  probe::Result res;
+  if (opts.progress) opts.progress("probe: " + command);
+  FAULTLINE_RETURN_IF_ERROR(live->run(r, &res, [&](int done, int total) {
+    if (opts.progress) {
+      opts.progress("  repetition " + std::to_string(done) + "/" + std::to_string(total));
+    }
+  }));
+  RunResult out;
+  out.case_name = "command";
+  out.variant = "default";
+  out.config = effective_keys(cfg);
+  out.config.emplace_back("probe.command", command);
+  for (size_t i = 0; i < files.size(); ++i) {
+    out.config.emplace_back("probe.file." + std::to_string(i), r.files[i].source);
+  }
+  out.config.emplace_back("host.kernel_release", res.host.kernel_release);
+  add_spreads(res.runs, "", &out);
   return out;
 }
 

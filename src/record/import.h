@@ -2,7 +2,7 @@
 // iologs written from a recording, so fio can replay the same stream on
 // any machine.
 //
-//   strace      strace -f -ttt -y -o FILE: the system calls (no mapped accesses)
+//   strace      strace -f -tt (or -ttt) -y -o FILE: the system calls (no mapped accesses)
 //   fio         fio iolog version 2 or 3 (read_iolog / write_iolog)
 //   lackey      valgrind --tool=lackey --trace-mem=yes, with the process's
 //               /proc/PID/maps (--maps): loads and stores of file mappings
@@ -24,11 +24,11 @@
 
 namespace faultline::record {
 
-#define FAULTLINE_IMPORT_FORMATS(X)                                                   \
-  X(kStrace, "strace", "strace -f -ttt -y -o FILE: system calls, no mapped accesses") \
-  X(kFio, "fio", "fio iolog, version 2 or 3")                                         \
-  X(kLackey, "lackey", "valgrind --tool=lackey --trace-mem=yes, with --maps")         \
-  X(kPerf, "perf", "perf script of page-fault samples: faults only")                  \
+#define FAULTLINE_IMPORT_FORMATS(X)                                                          \
+  X(kStrace, "strace", "strace -f -tt or -ttt -y -o FILE: system calls, no mapped accesses") \
+  X(kFio, "fio", "fio iolog, version 2 or 3")                                                \
+  X(kLackey, "lackey", "valgrind --tool=lackey --trace-mem=yes, with --maps")                \
+  X(kPerf, "perf", "perf script of page-fault samples: faults only")                         \
   X(kTracepoints, "tracepoints", "mm_filemap_fault tracepoint text: faults only")
 FAULTLINE_NAMED_ENUM(ImportFormat, FAULTLINE_IMPORT_FORMATS)
 

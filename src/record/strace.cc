@@ -290,6 +290,22 @@ bool parse_call(std::string_view text, Call* c) {
   return false;
 }
 
+// -ttt's "1796248857.568572" (seconds since the epoch) or -tt's
+// "14:07:37.568572" (the time of day) in nanoseconds.
+bool parse_stamp(std::string_view stamp, uint64_t* ns) {
+  if (stamp.size() < 9 || stamp[2] != ':' || stamp[5] != ':') {
+    return util::parse_seconds(stamp, ns);
+  }
+  uint64_t h = 0, m = 0, sec_ns = 0;
+  if (!util::parse_number(stamp.substr(0, 2), 10, &h) ||
+      !util::parse_number(stamp.substr(3, 2), 10, &m) ||
+      !util::parse_seconds(stamp.substr(6), &sec_ns) || h > 23 || m > 59) {
+    return false;
+  }
+  *ns = (h * 3600 + m * 60) * 1000000000ull + sec_ns;
+  return true;
+}
+
 }  // namespace
 
 bool StraceParser::parse(const std::string& line, Call* out) {
@@ -302,7 +318,13 @@ bool StraceParser::parse(const std::string& line, Call* out) {
   const std::string_view stamp = util::next_field(&s);
   uint64_t ns_total = 0;
   const size_t text = s.find_first_not_of(' ');
-  if (!util::parse_seconds(stamp, &ns_total) || text == std::string_view::npos) return false;
+  if (!parse_stamp(stamp, &ns_total) || text == std::string_view::npos) return false;
+  if (stamp.find(':') != std::string_view::npos) {
+    constexpr uint64_t kDay = 86400ull * 1000000000ull;
+    if (ns_total + day_ns_ + kDay / 2 < last_ns_) day_ns_ += kDay;
+    ns_total += day_ns_;
+  }
+  last_ns_ = ns_total;
   recognised = true;
   Call c;
   c.tid = static_cast<uint32_t>(tid);
@@ -364,8 +386,8 @@ Result<StraceLog> read_strace_log(const std::string& path) {
   if (unrecognised * 2 > log.lines) {
     return Status::InvalidArgument(
         path + ":" + std::to_string(first_bad) +
-        ": not an strace log of `strace -f -ttt -y -o FILE` (lines start with the thread id and "
-        "the time, seconds.microseconds)");
+        ": not an strace log of `strace -f -tt -y -o FILE` (lines start with the thread id and "
+        "the time, HH:MM:SS.microseconds or, with -ttt, seconds.microseconds)");
   }
   return log;
 }

@@ -87,6 +87,9 @@ struct StraceParser {
     std::string text;
   };
   std::vector<Pending> pending_;
+  // -tt prints the time of day: a stamp earlier than the last one by more
+  // than 12 hours crossed midnight.
+  uint64_t day_ns_ = 0, last_ns_ = 0;
 };
 
 }  // namespace faultline::record

@@ -39,6 +39,11 @@ TEST(Strace, OpensReadsAndTheirFiles) {
   EXPECT_EQ(c.time_ns, 1796248857568572000u);
   EXPECT_EQ(c.length, 512u);
 
+  // strace -tt: the time of day.
+  c = parse("2620  14:07:37.568572 read(3</tmp/data.bin>, \"\"..., 512) = 512");
+  EXPECT_EQ(c.kind, CallKind::kRead);
+  EXPECT_EQ(c.time_ns, (14 * 3600 + 7 * 60 + 37) * 1000000000ull + 568572000ull);
+
   c = parse("15017 1796246206.457161 read(3</tmp/data.bin>, \"\"..., 4096) = 4096");
   EXPECT_EQ(c.kind, CallKind::kRead);
   EXPECT_EQ(c.fd, 3);
@@ -164,6 +169,17 @@ TEST(Strace, ALogThatIsNotStracesIsNamed) {
   EXPECT_NE(r.status().message().find(path + ":1: not an strace log"), std::string::npos)
       << r.status().message();
   EXPECT_EQ(read_strace_log(path).status().code(), Status::Code::kNotFound);
+}
+
+// -tt's time of day goes on past midnight rather than back to zero.
+TEST(Strace, TimeOfDayCrossesMidnight) {
+  StraceParser p;
+  Call a, b;
+  ASSERT_TRUE(p.parse("7 23:59:59.900000 read(3</d/f>, \"\"..., 4096) = 4096", &a));
+  ASSERT_TRUE(p.parse("7 00:00:00.100000 read(3</d/f>, \"\"..., 4096) = 4096", &b));
+  EXPECT_EQ(b.time_ns - a.time_ns, 200000000u);
+  Call bad;
+  EXPECT_FALSE(p.parse("7 24:00:00.000000 read(3</d/f>, \"\"..., 4096) = 4096", &bad));
 }
 
 }  // namespace

@@ -141,6 +141,22 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
                     : "pgpgin GiB / estimated elapsed seconds",
          runs, gib_time);
   matrix(out, "major / minor faults (majflt/minflt)", runs, faults);
+  if (meta.probe && std::any_of(runs.begin(), runs.end(), [](const RunResult& r) {
+        return r.get("program.pgpgin", -1) >= 0;
+      })) {
+    // A recording's program itself, run after its replay (program.* counters).
+    std::vector<RunResult> program = runs;
+    for (RunResult& r : program) {
+      std::vector<Counter> own;
+      for (const Counter& c : r.counters) {
+        if (c.name.rfind("program.", 0) == 0) own.push_back({c.name.substr(8), c.value});
+      }
+      r.counters = std::move(own);
+    }
+    matrix(out, "the program itself: pgpgin GiB / elapsed seconds", program, gib_time);
+    matrix(out, "the program itself: major / minor faults (minflt counts its libraries and heap)",
+           program, faults);
+  }
   if (!meta.probe) {
     matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
   }
