@@ -103,6 +103,41 @@ struct KernelConfig {
 #undef FAULTLINE_X
 };
 
+// A workload of several files and streams ([[files]] and [[streams]] of a
+// scenario; keys files.NAME.KEY and streams.NAME.KEY). Each file has its own
+// size and hints on the configuration's file system (file.fs, file.cache,
+// file.large_folios); each stream is a pattern of accesses to one file by
+// one task, or a recording whose files and tasks join the workload. The
+// streams run interleaved, sharing the machine's memory and cgroup limit
+// (engine/file_set.h says how).
+struct FileDecl {
+  std::string name;
+  uint64_t size = 1ULL << 30;
+  mm::Madvise madvise = mm::Madvise::kNormal;  // madvise() over each mapping of the file
+  mm::Fadvise fadvise = mm::Fadvise::kNormal;  // posix_fadvise() on each open of it
+  bool shared = true;                          // its mappings are MAP_SHARED, else MAP_PRIVATE
+};
+
+struct StreamDecl {
+  std::string name;
+  std::string file;       // a [[files]] name (a pattern's file)
+  std::string recording;  // or a recording (faultline record) replayed as this stream
+  // Streams with the same process are its threads and share its mappings;
+  // empty: a process of the stream's own.
+  std::string process;
+  workload::Pattern pattern = workload::Pattern::kRandom;
+  double fraction = 0.01;  // accesses = fraction x pages of the file
+  uint64_t count = 0;      // accesses; overrides fraction when > 0
+  uint64_t stride = 1;
+  uint64_t start = 0;
+  uint64_t seed = 0;  // 0: access.seed plus the stream's index
+  workload::AccessOp op = workload::AccessOp::kRead;
+  workload::AccessMethod method = workload::AccessMethod::kMmap;
+  uint64_t read_size = 4096;
+  double span = 1.0;
+  uint64_t anon = 0;  // bytes of anonymous memory the stream's process holds
+};
+
 struct Config {
   MachineConfig machine;
   DeviceConfig device;
@@ -110,7 +145,20 @@ struct Config {
   MappingConfig mapping;
   AccessConfig access;
   KernelConfig kernel;
+  std::vector<FileDecl> files;
+  std::vector<StreamDecl> streams;
 };
+
+// The lists of named entries, and adding one ("files" or "streams"): its
+// keys are then set as LIST.NAME.KEY. Names are letters, digits, '-' and
+// '_', unique in their list.
+inline constexpr const char* kFileList = "files";
+inline constexpr const char* kStreamList = "streams";
+Status add_entry(Config& cfg, const std::string& list, const std::string& name);
+// LIST.NAME.KEY split into its parts; false for a key of no list. Its
+// documentation (key_docs) is under LIST.NAME.KEY with NAME as it is.
+bool split_entry_key(const std::string& key, std::string* list, std::string* name,
+                     std::string* field);
 
 // Sets one dotted key from its text form ("8GiB", "true", "random").
 // Errors name the key: "device.read_ahead_kb: expected an integer, got 'abc'".

@@ -109,8 +109,15 @@ Result<report::SweepAxis> parse_vary(const std::string& arg) {
   const std::string list = arg.substr(eq + 1);
   KeyKind kind = KeyKind::kOther;
   bool known = false;
+  // files.NAME.KEY and streams.NAME.KEY: documented once for every NAME.
+  std::string entries, name, field, doc_key = axis.key;
+  Config scratch;
+  if (split_entry_key(axis.key, &entries, &name, &field)) {
+    doc_key = entries + ".NAME." + field;
+    FAULTLINE_RETURN_IF_ERROR(add_entry(scratch, entries, name).with_context("--vary"));
+  }
   for (const KeyDoc& d : key_docs()) {
-    if (d.key == axis.key) {
+    if (d.key == doc_key) {
       kind = kind_of(d.type);
       known = true;
     }
@@ -144,7 +151,6 @@ Result<report::SweepAxis> parse_vary(const std::string& arg) {
                                    std::to_string(kMaxSweepValues) + " values");
   }
 
-  Config scratch;
   for (const std::string& v : values) {
     Status st = set_key(scratch, axis.key, v);
     if (!st.ok()) return st.with_context("--vary");

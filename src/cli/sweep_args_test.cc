@@ -70,6 +70,20 @@ TEST(SweepArgs, NonNumericKeys) {
   EXPECT_TRUE(FailsWith("mapping.madvise=a..b*2", "not numeric"));
 }
 
+// A key of a [[files]] or [[streams]] entry, by its name.
+TEST(SweepArgs, EntryKeys) {
+  auto a = parse_vary("files.index.size=16MiB..64MiB*2");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->values, (Values{"16MiB", "32MiB", "64MiB"}));
+  EXPECT_TRUE(a->bytes);
+  auto b = parse_vary("streams.scan.method=mmap,read");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->values, (Values{"mmap", "read"}));
+  EXPECT_TRUE(FailsWith("files.index.colour=1,2", "unknown key 'files.index.colour'"));
+  EXPECT_TRUE(FailsWith("streams.scan.method=mmap,sideways", "streams.scan.method"));
+  EXPECT_TRUE(FailsWith("files.has.dot.size=1MiB", "unknown key"));
+}
+
 TEST(SweepArgs, BadInputNamesTheKey) {
   EXPECT_TRUE(FailsWith("access.strid=1,2", "unknown key 'access.strid'"));
   EXPECT_TRUE(FailsWith("access.stride=", "access.stride: empty value list"));

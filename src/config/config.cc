@@ -5,6 +5,7 @@
 #include "faultline/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -107,6 +108,21 @@ struct Path {
     return Status::Ok();
   }
   static std::string format(const std::string& v) { return v; }
+};
+
+struct Name {  // a [[files]] or process name: letters, digits, '-', '_'
+  static std::string type() { return "name"; }
+  static Status parse(const std::string& key, const std::string& v, std::string* out) {
+    if (!valid(v)) return bad(key, "a name of letters, digits, '-' and '_'", v);
+    *out = v;
+    return Status::Ok();
+  }
+  static std::string format(const std::string& v) { return v; }
+  static bool valid(const std::string& v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    });
+  }
 };
 
 template <NamedEnum E>
@@ -282,9 +298,164 @@ const std::vector<KeyDef>& key_table() {
   return kKeys;
 }
 
+// The keys of one entry of a list ([[files]], [[streams]]): KEY of
+// LIST.NAME.KEY.
+template <typename Elem>
+struct EntryKey {
+  std::string key;
+  std::string type;
+  std::string doc;
+  std::function<Status(Elem&, const std::string& full, const std::string& v)> set;
+  std::function<std::string(const Elem&)> get;
+};
+
+template <typename V, typename Elem, typename Field>
+EntryKey<Elem> entry_key(const char* name, Field field, const char* doc) {
+  return {name, V::type(), doc,
+          [field](Elem& e, const std::string& k, const std::string& v) {
+            return V::parse(k, v, &field(e));
+          },
+          [field](const Elem& e) { return V::format(field(e)); }};
+}
+
+const std::vector<EntryKey<FileDecl>>& file_keys() {
+  static const std::vector<EntryKey<FileDecl>> k = {
+      entry_key<Size, FileDecl>("size", FAULTLINE_FIELD(size), "size of the file"),
+      entry_key<Choice<mm::Madvise>, FileDecl>("madvise", FAULTLINE_FIELD(madvise),
+                                               "madvise() over each mapping of the file"),
+      entry_key<Choice<mm::Fadvise>, FileDecl>("fadvise", FAULTLINE_FIELD(fadvise),
+                                               "posix_fadvise() on each open of the file"),
+      entry_key<Bool, FileDecl>("shared", FAULTLINE_FIELD(shared),
+                                "its mappings are MAP_SHARED (true) or MAP_PRIVATE (false)"),
+  };
+  return k;
+}
+
+const std::vector<EntryKey<StreamDecl>>& stream_keys() {
+  using namespace workload;  // NOLINT: the choices' enums
+  static const std::vector<EntryKey<StreamDecl>> k = {
+      entry_key<Name, StreamDecl>("file", FAULTLINE_FIELD(file),
+                                  "the [[files]] entry the stream accesses"),
+      entry_key<Path, StreamDecl>("recording", FAULTLINE_FIELD(recording),
+                                  "instead of file and a pattern: a recording replayed as the "
+                                  "stream, its files and tasks added (relative: to the "
+                                  "scenario file)"),
+      entry_key<Name, StreamDecl>("process", FAULTLINE_FIELD(process),
+                                  "streams of one process are its threads and share its "
+                                  "mappings (default: a process of the stream's own)"),
+      entry_key<Choice<Pattern>, StreamDecl>("pattern", FAULTLINE_FIELD(pattern),
+                                             "order of the pages accessed (not trace)"),
+      entry_key<Number, StreamDecl>("fraction", FAULTLINE_FIELD(fraction),
+                                    "accesses as a fraction of the file's pages"),
+      entry_key<Int<uint64_t>, StreamDecl>("count", FAULTLINE_FIELD(count),
+                                           "accesses (overrides fraction when > 0)"),
+      entry_key<Int<uint64_t>, StreamDecl>("stride", FAULTLINE_FIELD(stride),
+                                           "pages between accesses (stride pattern)"),
+      entry_key<Int<uint64_t>, StreamDecl>("start", FAULTLINE_FIELD(start),
+                                           "first page (sequential and stride)"),
+      entry_key<Int<uint64_t>, StreamDecl>("seed", FAULTLINE_FIELD(seed),
+                                           "seed of the random pattern (0: access.seed plus "
+                                           "the stream's index)"),
+      entry_key<Choice<AccessOp>, StreamDecl>("op", FAULTLINE_FIELD(op),
+                                              "one-byte load or store per access"),
+      entry_key<Choice<AccessMethod>, StreamDecl>("method", FAULTLINE_FIELD(method),
+                                                  "through a mapping, or pread(2) of read_size"),
+      entry_key<Size, StreamDecl>("read_size", FAULTLINE_FIELD(read_size),
+                                  "bytes per pread(2) when method = read"),
+      entry_key<Number, StreamDecl>("span", FAULTLINE_FIELD(span),
+                                    "fraction of the file (from its start) the pattern covers"),
+      entry_key<Size, StreamDecl>("anon", FAULTLINE_FIELD(anon),
+                                  "anonymous memory the stream's process holds, charged as the "
+                                  "page cache is"),
+  };
+  return k;
+}
+
+template <typename Elem>
+std::vector<Elem>& entries(Config& cfg);
+template <>
+std::vector<FileDecl>& entries<FileDecl>(Config& cfg) {
+  return cfg.files;
+}
+template <>
+std::vector<StreamDecl>& entries<StreamDecl>(Config& cfg) {
+  return cfg.streams;
+}
+
+// LIST.NAME.KEY = value on the entry named NAME.
+template <typename Elem>
+Status set_entry_key(Config& cfg, const std::vector<EntryKey<Elem>>& keys, const std::string& list,
+                     const std::string& full, const std::string& value) {
+  const size_t dot = full.find('.', list.size() + 1);
+  if (dot == std::string::npos) {
+    return Status::InvalidArgument("unknown key '" + full + "' (expected " + list + ".NAME.KEY)");
+  }
+  const std::string name = full.substr(list.size() + 1, dot - list.size() - 1);
+  const std::string field = full.substr(dot + 1);
+  std::vector<Elem>& list_of = entries<Elem>(cfg);
+  auto e =
+      std::find_if(list_of.begin(), list_of.end(), [&](const Elem& x) { return x.name == name; });
+  if (e == list_of.end()) {
+    std::string names;
+    for (const Elem& x : list_of) names += (names.empty() ? "" : ", ") + x.name;
+    return Status::InvalidArgument(
+        full + ": no [[" + list + "]] entry named '" + name + "'" +
+        (names.empty() ? " (there are none)" : " (there are " + names + ")"));
+  }
+  for (const EntryKey<Elem>& k : keys) {
+    if (k.key == field) return k.set(*e, full, value);
+  }
+  std::string fields;
+  for (const EntryKey<Elem>& k : keys) fields += (fields.empty() ? "" : ", ") + k.key;
+  return Status::InvalidArgument("unknown key '" + full + "' (an entry of [[" + list + "]] has " +
+                                 fields + ")");
+}
+
+bool has_prefix(const std::string& s, const std::string& list) {
+  return s.size() > list.size() && s.compare(0, list.size(), list) == 0 && s[list.size()] == '.';
+}
+
 }  // namespace
 
+bool split_entry_key(const std::string& key, std::string* list, std::string* name,
+                     std::string* field) {
+  for (const char* l : {kFileList, kStreamList}) {
+    if (!has_prefix(key, l)) continue;
+    const size_t n = std::string(l).size() + 1;
+    const size_t dot = key.find('.', n);
+    if (dot == std::string::npos) return false;
+    *list = l;
+    *name = key.substr(n, dot - n);
+    *field = key.substr(dot + 1);
+    return true;
+  }
+  return false;
+}
+
+Status add_entry(Config& cfg, const std::string& list, const std::string& name) {
+  if (!Name::valid(name)) {
+    return bad(list + ".name", "a name of letters, digits, '-' and '_'", name);
+  }
+  auto add = [&](auto& v) -> Status {
+    for (const auto& x : v) {
+      if (x.name == name) {
+        return Status::InvalidArgument(list + ": two entries named '" + name + "'");
+      }
+    }
+    v.emplace_back();
+    v.back().name = name;
+    return Status::Ok();
+  };
+  if (list == kFileList) return add(cfg.files);
+  if (list == kStreamList) return add(cfg.streams);
+  return Status::InvalidArgument("unknown list '" + list + "'");
+}
+
 Status set_key(Config& cfg, const std::string& key, const std::string& value) {
+  if (has_prefix(key, kFileList)) return set_entry_key(cfg, file_keys(), kFileList, key, value);
+  if (has_prefix(key, kStreamList)) {
+    return set_entry_key(cfg, stream_keys(), kStreamList, key, value);
+  }
   for (const KeyDef& d : key_table()) {
     if (key == d.key) return d.set(cfg, key, value);
   }
@@ -298,6 +469,58 @@ Status apply_assignments(Config& cfg, const std::vector<std::string>& assignment
       return Status::InvalidArgument("expected KEY=VALUE, got '" + a + "'");
     }
     FAULTLINE_RETURN_IF_ERROR(set_key(cfg, a.substr(0, eq), a.substr(eq + 1)));
+  }
+  return Status::Ok();
+}
+
+// [[files]] and [[streams]] together: every name resolves, every stream's
+// pattern fits its file.
+static Status validate_entries(const Config& c) {
+  using namespace workload;  // NOLINT: the choices' enums
+  auto err = [](const std::string& m) { return Status::InvalidArgument(m); };
+  if (c.streams.empty()) {
+    if (!c.files.empty()) return err("files: [[files]] without [[streams]]: nothing reads them");
+    return Status::Ok();
+  }
+  if (c.access.workload != Kind::kStream) {
+    return err("access.workload: [[streams]] are the workload; leave access.workload at stream");
+  }
+  for (const FileDecl& f : c.files) {
+    const std::string k = std::string(kFileList) + "." + f.name;
+    if (f.size == 0) return err(k + ".size: must be greater than zero");
+    if (f.size >= (uint64_t{1} << 44)) return err(k + ".size: at most 16 TiB");
+  }
+  for (const StreamDecl& st : c.streams) {
+    const std::string k = std::string(kStreamList) + "." + st.name;
+    if (st.recording.empty() == st.file.empty()) {
+      return err(k + ": give either file (with a pattern) or recording");
+    }
+    if (!st.recording.empty()) continue;
+    auto f = std::find_if(c.files.begin(), c.files.end(),
+                          [&](const FileDecl& x) { return x.name == st.file; });
+    if (f == c.files.end()) return err(k + ".file: no [[files]] entry named '" + st.file + "'");
+    if (st.pattern == Pattern::kTrace) {
+      return err(k + ".pattern: a stream of a trace is a recording (streams." + st.name +
+                 ".recording)");
+    }
+    if (st.count == 0 && !(st.fraction > 0 && st.fraction <= 1)) {
+      return err(k + ".fraction: must be in (0, 1] (or set count)");
+    }
+    if (!(st.span > 0 && st.span <= 1)) return err(k + ".span: must be in (0, 1]");
+    if (st.stride == 0) return err(k + ".stride: must be greater than zero");
+    const uint64_t pages = (f->size + 4095) / 4096;
+    const uint64_t span_pages =
+        std::max<uint64_t>(1, static_cast<uint64_t>(st.span * static_cast<double>(pages)));
+    if (st.pattern == Pattern::kStride && st.stride >= span_pages) {
+      return err(k + ".stride: not smaller than the pages the stream covers (" +
+                 std::to_string(span_pages) + ")");
+    }
+    if (st.start >= span_pages) return err(k + ".start: beyond the pages the stream covers");
+    if (st.read_size == 0) return err(k + ".read_size: must be greater than zero");
+    if (st.read_size > (uint64_t{1} << 30)) return err(k + ".read_size: at most 1 GiB");
+    if (st.method == AccessMethod::kRead && st.op != AccessOp::kRead) {
+      return err(k + ".method: read(2) accesses need op = read");
+    }
   }
   return Status::Ok();
 }
@@ -374,13 +597,23 @@ Status validate(const Config& c) {
     if (c.access.region > (uint64_t{1} << 36)) return err("access.region: at most 64 GiB");
     if (c.access.passes == 0) return err("access.passes: must be greater than zero");
   }
-  return Status::Ok();
+  return validate_entries(c);
 }
 
 std::vector<std::pair<std::string, std::string>> effective_keys(const Config& cfg) {
   const mm::KernelProfile p = resolve_profile(cfg.kernel);
   std::vector<std::pair<std::string, std::string>> out;
   for (const KeyDef& d : key_table()) out.emplace_back(d.key, d.get(cfg, p));
+  for (const FileDecl& f : cfg.files) {
+    for (const auto& k : file_keys()) {
+      out.emplace_back(std::string(kFileList) + "." + f.name + "." + k.key, k.get(f));
+    }
+  }
+  for (const StreamDecl& st : cfg.streams) {
+    for (const auto& k : stream_keys()) {
+      out.emplace_back(std::string(kStreamList) + "." + st.name + "." + k.key, k.get(st));
+    }
+  }
   return out;
 }
 
@@ -389,6 +622,14 @@ std::vector<KeyDoc> key_docs() {
   const mm::KernelProfile p = resolve_profile(defaults.kernel);
   std::vector<KeyDoc> out;
   for (const KeyDef& d : key_table()) out.push_back({d.key, d.type, d.get(defaults, p), d.doc});
+  const FileDecl file;
+  for (const auto& k : file_keys()) {
+    out.push_back({std::string(kFileList) + ".NAME." + k.key, k.type, k.get(file), k.doc});
+  }
+  const StreamDecl stream;
+  for (const auto& k : stream_keys()) {
+    out.push_back({std::string(kStreamList) + ".NAME." + k.key, k.type, k.get(stream), k.doc});
+  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "engine/engine.h"
+#include "engine/file_set.h"
 #include "faultline/simulator.h"
 #include "mm/profile.h"
 #include "probe/pft.h"
@@ -213,6 +214,8 @@ Result<probe::Request> replay_request(const Config& cfg, const std::string& name
   r.largest_read = plan->largest_read;
   r.repetitions = repetitions;
   r.workspace_root = opts.workspace_root;
+  r.trace_events = opts.trace_events;
+  r.output_dir = opts.output_dir;
   if (plan_out) *plan_out = std::move(*plan);
   return r;
 }
@@ -292,19 +295,27 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
         opts.progress("  repetition " + std::to_string(done) + "/" + std::to_string(total));
       }
     };
-    if (p.cfg.access.workload == workload::Kind::kRecording) {
+    if (p.cfg.access.workload == workload::Kind::kRecording || !p.cfg.streams.empty()) {
+      // Several files and streams: replayed as the recording the model replays.
+      std::optional<engine::FileSetRecording> set;
+      if (!p.cfg.streams.empty()) {
+        auto made = engine::FileSetRecording::create(p.cfg);
+        if (!made.ok()) return made.status().with_context(sc.source);
+        set.emplace(std::move(*made));
+      }
+      const Config rcfg = set ? set->replay_config(p.cfg) : p.cfg;
       probe::ReplayPlan replay;
-      auto req = replay_request(p.cfg, name, opts, reps, &replay);
+      auto req = replay_request(rcfg, name, opts, reps, &replay);
       if (!req.ok()) return req.status().with_context(sc.source);
       if (opts.progress) {
         opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant + ": replay");
       }
       ProbedRun pr{p, name, {}, {}};
       FAULTLINE_RETURN_IF_ERROR(live->run(*req, &pr.kernel, progress));
-      if (opts.run_program && replay.argv.empty()) {
+      if (opts.run_program && replay.argv.empty() && !set) {
         pr.program.notes.push_back(
             "the recording names no command (an import?): the program itself is not run");
-      } else if (opts.run_program) {
+      } else if (opts.run_program && !set) {
         auto prog = program_request(*req, replay, p.cfg.access.trace);
         if (!prog.ok()) return prog.status();
         if (opts.progress) {

@@ -154,6 +154,38 @@ Status parse_probe(const toml::table& t, const std::string& src, ProbeSettings* 
   return Status::Ok();
 }
 
+// [[files]] or [[streams]]: each table a named entry, its other keys set as
+// LIST.NAME.KEY.
+Status parse_entries(const toml::node& n, const std::string& list, const std::string& src,
+                     Config* cfg) {
+  const toml::array* arr = n.as_array();
+  if (!arr) {
+    return Status::InvalidArgument(src + ": '" + list + "' must be an array of tables ([[" + list +
+                                   "]])");
+  }
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (!t) return Status::InvalidArgument(src + ": each [[" + list + "]] must be a table");
+    const toml::node* name = t->get("name");
+    if (!name || !name->is_string()) {
+      return Status::InvalidArgument(src + ": a [[" + list + "]] has no name (name = \"...\")");
+    }
+    const std::string entry = *name->value<std::string>();
+    Status st = add_entry(*cfg, list, entry);
+    if (!st.ok()) return st.with_context(src);
+    for (const auto& [k, v] : *t) {
+      const std::string key(k.str());
+      if (key == "name") continue;
+      const std::string full = list + "." + entry + "." + key;
+      auto text_value = scalar_text(v, src + ": " + full);
+      if (!text_value.ok()) return text_value.status();
+      st = set_key(*cfg, full, *text_value);
+      if (!st.ok()) return st.with_context(src);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source) {
@@ -185,6 +217,8 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
         Status st = set_key(sc.base, full, *text_value);
         if (!st.ok()) return st.with_context(source);
       }
+    } else if (key == kFileList || key == kStreamList) {
+      FAULTLINE_RETURN_IF_ERROR(parse_entries(v, key, source, &sc.base));
     } else if (key == "case") {
       auto r = parse_named(v, "case", source);
       if (!r.ok()) return r.status();
@@ -253,14 +287,21 @@ Result<Scenario> load_scenario(const std::string& path) {
       if (!p.empty() && p.front() != '/') p = dir + p;
     };
     resolve(sc->base.access.trace);
-    static constexpr std::string_view kKey = "access.trace=";
+    for (StreamDecl& st : sc->base.streams) resolve(st.recording);
+    // The path keys: access.trace and streams.NAME.recording.
+    auto is_path_key = [](const std::string& key) {
+      return key == "access.trace" ||
+             (key.rfind(std::string(kStreamList) + ".", 0) == 0 && key.size() > 10 &&
+              key.substr(key.size() - 10) == ".recording");
+    };
     for (auto* list : {&sc->cases, &sc->variants}) {
       for (NamedOverrides& o : *list) {
         for (std::string& a : o.set) {
-          if (a.compare(0, kKey.size(), kKey) != 0) continue;
-          std::string value = a.substr(kKey.size());
+          const size_t eq = a.find('=');
+          if (eq == std::string::npos || !is_path_key(a.substr(0, eq))) continue;
+          std::string value = a.substr(eq + 1);
           resolve(value);
-          a = std::string(kKey) + value;
+          a = a.substr(0, eq + 1) + value;
         }
       }
     }

@@ -10,6 +10,7 @@
 
 #include "engine/counters.h"
 #include "engine/engine.h"
+#include "engine/file_set.h"
 #include "engine/machine.h"
 #include "engine/recording_replay.h"
 #include "mm/filemap.h"
@@ -88,6 +89,14 @@ class SerialEngine final : public Engine {
 
 Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
                                     const RunProgress& progress) {
+  if (!cfg.streams.empty()) {
+    // Several files and streams: written as one program's recording, replayed as one.
+    auto set = FileSetRecording::create(cfg);
+    if (!set.ok()) return set.status();
+    auto r = replay_recording(set->replay_config(cfg), tracer, progress);
+    if (r.ok()) r->config = effective_keys(cfg);
+    return r;
+  }
   if (cfg.access.workload == workload::Kind::kRecording) {
     return replay_recording(cfg, tracer, progress);
   }

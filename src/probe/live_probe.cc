@@ -261,15 +261,15 @@ Status Session::setup() {
     cgroup_ = std::move(*cg);
     memcg_stat_path_ = cgroup_->dir() + "/memory.stat";
   }
-  if (req_.trace_events && multi()) {
-    notes()->push_back("tracepoints are recorded for one test file only: not for this run");
-  } else if (req_.trace_events) {
+  if (req_.trace_events) {
     if (req_.output_dir.empty()) {
       notes()->push_back("trace_events asked without an output_dir: events not recorded");
     } else {
       std::filesystem::create_directories(req_.output_dir, ec);
       if (ec) return Status::IoError(fmt::format("create {}: {}", req_.output_dir, ec.message()));
-      auto t = trace::TraceInstance::create(::getpid(), paths_.file, paths_.dir, notes());
+      // Several files: every event of the probe's file system, which holds only them.
+      auto t = trace::TraceInstance::create(::getpid(), multi() ? paths_.mnt : paths_.file,
+                                            paths_.dir, notes(), multi());
       if (!t.ok()) return t.status();
       trace_ = std::move(*t);
     }

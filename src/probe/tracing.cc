@@ -83,7 +83,7 @@ std::string tracefs_mount_point() { return sys::find_mount_of_type("tracefs"); }
 
 faultline::Result<std::unique_ptr<TraceInstance>> TraceInstance::create(
     pid_t owner, const std::string& file, const std::string& run_dir,
-    std::vector<std::string>* notes) {
+    std::vector<std::string>* notes, bool whole_device) {
   std::unique_ptr<TraceInstance> t(new TraceInstance());
   t->tracefs_ = tracefs_mount_point();
   if (t->tracefs_.empty()) {
@@ -145,7 +145,14 @@ faultline::Result<std::unique_ptr<TraceInstance>> TraceInstance::create(
     std::string dev_field = contains(fields, "s_dev") ? "s_dev"
                             : contains(fields, "dev") ? "dev"
                                                       : "";
-    if (!ino_field.empty()) {
+    if (whole_device && !dev_field.empty()) {
+      // Several files on the probe's own file system: every event of it.
+      const std::string filter = fmt::format("{} == {}", dev_field, kdev);
+      if (!sys::write_file(ev_dir + "/filter", filter).ok()) {
+        notes->push_back(
+            fmt::format("trace event {}: filter \"{}\" refused, unfiltered", ev, filter));
+      }
+    } else if (!ino_field.empty()) {
       std::string filter = fmt::format("{} == {}", ino_field, st.st_ino);
       if (!dev_field.empty()) filter += fmt::format(" && {} == {}", dev_field, kdev);
       if (!sys::write_file(ev_dir + "/filter", filter).ok()) {

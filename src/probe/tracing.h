@@ -28,11 +28,14 @@ class TraceInstance {
   // Creates the instance for events on `file` (mounting tracefs at
   // /sys/kernel/tracing if it is not mounted; the run dir then gets a marker
   // so a stale clean-up knows to unmount it). Returns nullptr and a note when
-  // tracefs is not available.
+  // tracefs is not available. whole_device: every event of the file system
+  // `file` is on (the probe's own, holding only the run's files; `file` may
+  // be its mount point), not only of file.
   static faultline::Result<std::unique_ptr<TraceInstance>> create(pid_t owner,
                                                                   const std::string& file,
                                                                   const std::string& run_dir,
-                                                                  std::vector<std::string>* notes);
+                                                                  std::vector<std::string>* notes,
+                                                                  bool whole_device = false);
   ~TraceInstance();
   TraceInstance(const TraceInstance&) = delete;
   TraceInstance& operator=(const TraceInstance&) = delete;

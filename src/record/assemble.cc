@@ -137,7 +137,12 @@ void Assembler::call(const Call& c) {
   switch (c.kind) {
     case CallKind::kOpen: {
       Desc d;
-      if (data_(c.path)) {
+      // A directory opened to list it (O_DIRECTORY, or one without the
+      // flag: opendir() of a path) has no pages the recording follows.
+      struct stat st {};
+      const bool directory =
+          c.directory || (::stat(c.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+      if (!directory && data_(c.path)) {
         d.file = static_cast<int32_t>(file_index(c.path));
         d.handle = next_handle_++;
         emit({.op = EventOp::kOpen, .write = c.write, .file = static_cast<uint32_t>(d.file)},

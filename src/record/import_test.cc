@@ -155,6 +155,27 @@ TEST_F(Import, StraceReadsAndMappingsOfDataFiles) {
   EXPECT_EQ(condition(r, "source").rfind("strace log ", 0), 0u);
 }
 
+// git opens directories to list them: no pages, not files of the recording.
+TEST_F(Import, StraceDirectoriesAreNotFiles) {
+  make_file("data.bin", 8192);
+  std::filesystem::create_directories(path("objects"));
+  const std::string log = lines({
+      "7 1.000000 openat(AT_FDCWD</tmp>, \"/tmp/flh/refs\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|"
+      "O_DIRECTORY) = 3</tmp/flh/refs>",
+      "7 1.000100 openat(AT_FDCWD</tmp>, \"/tmp/flh/objects\", O_RDONLY|O_CLOEXEC) = "
+      "4</tmp/flh/objects>",
+      "7 1.000200 openat(AT_FDCWD</tmp>, \"/tmp/flh/data.bin\", O_RDONLY) = 5</tmp/flh/data.bin>",
+      "7 1.000300 read(5</tmp/flh/data.bin>, \"\"..., 4096) = 4096",
+      "7 1.000400 +++ exited with 0 +++",
+  });
+  auto rep = import(ImportFormat::kStrace, write("strace.log", log));
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  const workload::Recording r = read();
+  ASSERT_EQ(r.info.files.size(), 1u);
+  EXPECT_EQ(r.info.files[0].path, path("data.bin"));
+  EXPECT_EQ(of(r, EventOp::kRead).size(), 1u);
+}
+
 TEST_F(Import, StraceLogThatIsNotOneNamesItsFirstLine) {
   const std::string in = write("strace.log", "hello\nworld\n");
   auto rep = import(ImportFormat::kStrace, in);

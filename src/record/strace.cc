@@ -194,6 +194,7 @@ bool parse_call(std::string_view text, Call* c) {
     std::string_view flags = n == "open" ? arg(1) : n == "openat" || n == "openat2" ? arg(2) : "";
     c->write = n == "creat" || has_flag(flags, "O_WRONLY") || has_flag(flags, "O_RDWR");
     c->cloexec = has_flag(flags, "O_CLOEXEC");
+    c->directory = has_flag(flags, "O_DIRECTORY");
     return !c->path.empty();
   }
   if (n == "close") {

@@ -61,6 +61,7 @@ struct Call {
   bool anonymous = false;    // MAP_ANONYMOUS
   bool write = false;        // kOpen: O_WRONLY or O_RDWR
   bool cloexec = false;      // kOpen, kDup: O_CLOEXEC / F_DUPFD_CLOEXEC
+  bool directory = false;    // kOpen: O_DIRECTORY (a directory listed, not a file read)
   bool thread = false;       // kClone: CLONE_THREAD
   bool share_files = false;  // kClone: CLONE_FILES
 };
