@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   e2fsprogs xfsprogs util-linux strace
+  git python3 python3-numpy python3-lmdb  # scripts/validate
 )
 missing=()
 for p in "${packages[@]}"; do
