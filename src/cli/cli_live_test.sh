@@ -57,6 +57,22 @@ if [ -n "$program" ] && [ -x "$program" ] && command -v strace >/dev/null; then
       cat "$tmp/cmp.json" 2>/dev/null
     fi
   done
+  # A program whose file is gone: exit 6, the file named, before any replay.
+  cp "$tmp/data.bin" "$tmp/gone.bin"
+  if "$bin" record -q -o "$tmp/gone.flr" -- "$program" "$tmp/gone.bin" 2>/dev/null; then
+    rm "$tmp/gone.bin"
+    "$bin" compare -q --reps 1 "$tmp/gone.flr" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 6 ] && grep -q "$tmp/gone.bin" "$tmp/err"; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      echo "FAIL: a recorded program's missing file: status $rc (want 6), $(head -c 300 "$tmp/err")"
+    fi
+  else
+    fail=$((fail + 1))
+    echo "FAIL: recording $program"
+  fi
 else
   echo "skipped: a recorded program (no strace or no record-test-program)"
 fi

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -233,7 +234,15 @@ Result<probe::Request> program_request(const probe::Request& replay, const probe
   r.open_slots = r.map_slots = r.anon_slots = 0;
   r.anon_max_pages.clear();
   r.files.clear();
-  for (const std::string& path : plan.file_paths) r.files.push_back({0, path});
+  for (const std::string& path : plan.file_paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return Status::ProgramFailed(recording + ": the program's file " + path +
+                                   " is not a regular file here (run it where its files are, "
+                                   "or compare --no-program to replay the recording only)");
+    }
+    r.files.push_back({0, path});
+  }
   r.command = plan.argv;
   r.cwd = plan.cwd;
   return r;
@@ -311,13 +320,19 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
         opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant + ": replay");
       }
       ProbedRun pr{p, name, {}, {}};
+      // The program's request first: a file it needs that is gone fails
+      // before the replay has run.
+      const bool program = opts.run_program && !set && !replay.argv.empty();
+      Result<probe::Request> prog = Status::Unavailable("no program run");
+      if (program) {
+        prog = program_request(*req, replay, p.cfg.access.trace);
+        if (!prog.ok()) return prog.status();
+      }
       FAULTLINE_RETURN_IF_ERROR(live->run(*req, &pr.kernel, progress));
       if (opts.run_program && replay.argv.empty() && !set) {
         pr.program.notes.push_back(
             "the recording names no command (an import?): the program itself is not run");
-      } else if (opts.run_program && !set) {
-        auto prog = program_request(*req, replay, p.cfg.access.trace);
-        if (!prog.ok()) return prog.status();
+      } else if (program) {
         if (opts.progress) {
           opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant + ": the program");
         }
