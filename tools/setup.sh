@@ -8,6 +8,8 @@ packages=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   e2fsprogs xfsprogs util-linux strace
   git python3 python3-numpy python3-lmdb  # scripts/validate
+  python3-dev python3-pybind11 python3-pytest python3-pandas python3-matplotlib  # the Python module
+  openmpi-bin libopenmpi-dev bc  # sweeps on MPI (bc: bench/mpi)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 // simulator.h — runs the planned runs of a scenario on the model.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct SimOptions {
   int jobs = 0;           // runs in parallel; 0: one per core
   bool progress = true;   // a progress line on stderr after two seconds
   std::string trace_dir;  // if set, the model's tracepoints of each run go here
+  // If set, where a failed simulate() stores the plan index of the first
+  // failed run, the one whose error it returns.
+  size_t* failed_run = nullptr;
 };
 
 // s with every character but letters, digits, '-' and '.' replaced by '_',

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "faultline/scenario.h"
 #include "faultline/simulator.h"
+#include "mpi/ranks.h"
 #include "report/report.h"
 
 namespace faultline::cli {
@@ -35,8 +36,9 @@ void do_run(const RunArgs& a) {
   opts.jobs = a.jobs;
   opts.progress = !a.quiet;
   opts.trace_dir = a.trace_dir;
-  auto runs = simulate(*plan, opts);
+  auto runs = mpi::simulate_on_ranks(*plan, opts);
   if (!runs.ok()) return fail(runs.status());
+  if (!mpi::is_root()) return;  // rank 0 has every result and writes the report
   const report::Meta meta{sc->name, sc->description, sc->source, kVersion};
   Status st = write_output(a.output, format_runs(a.format, meta, *runs));
   if (!st.ok()) return fail(st);
@@ -102,7 +104,8 @@ int exit_status(const Status& st) {
 }
 
 void fail(const Status& st) {
-  std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
+  // Under mpirun every rank meets the same error: rank 0 says it.
+  if (mpi::is_root()) std::fprintf(stderr, "faultline: %s\n", st.message().c_str());
   g_exit_code = exit_status(st);
 }
 

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_args.h"
 #include "faultline/simulator.h"
+#include "mpi/ranks.h"
 #include "report/svg_chart.h"
 #include "report/sweep_report.h"
 
@@ -74,8 +75,9 @@ void do_sweep(const SweepArgs& a) {
   SimOptions opts;
   opts.jobs = a.jobs;
   opts.progress = !a.quiet;
-  auto runs = simulate(expanded->runs, opts);
+  auto runs = mpi::simulate_on_ranks(expanded->runs, opts);
   if (!runs.ok()) return fail(runs.status());
+  if (!mpi::is_root()) return;  // rank 0 has every result and writes the report
   sweep.runs = std::move(*runs);
   sweep.run_point = std::move(expanded->run_point);
 

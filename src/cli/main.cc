@@ -5,8 +5,27 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "mpi/ranks.h"
 
 int main(int argc, char** argv) {
+  // Under mpirun: MPI first, and only the commands that spread their runs.
+  faultline::mpi::Session mpi(&argc, &argv);
+  if (!mpi.status().ok()) {
+    std::fprintf(stderr, "faultline: %s\n", mpi.status().message().c_str());
+    return faultline::cli::kExitEnvironment;
+  }
+  if (faultline::mpi::size() > 1 && argc > 1) {
+    const std::string cmd = argv[1];
+    if (cmd != "run" && cmd != "sweep") {
+      if (faultline::mpi::is_root()) {
+        std::fprintf(stderr,
+                     "faultline: %s: runs in one process; under mpirun only run and "
+                     "sweep spread their runs over the ranks\n",
+                     cmd.c_str());
+      }
+      return faultline::cli::kExitBadInput;
+    }
+  }
   CLI::App app{"faultline: a model of the Linux page-fault path, and a probe of the real one"};
   app.require_subcommand(1);
   app.set_version_flag("--version", faultline::cli::kVersion);

@@ -12,6 +12,7 @@
 
 #include "engine/concurrent_engine.h"
 #include "engine/engine.h"
+#include "util/cpus.h"
 
 namespace faultline {
 namespace {
@@ -92,9 +93,7 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   std::vector<uint64_t> totals(runs.size(), 0);
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
-  const int jobs = opts.jobs > 0
-                       ? opts.jobs
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int jobs = opts.jobs > 0 ? opts.jobs : usable_cpus();
 
   auto worker = [&] {
     auto serial = engine::make_serial_engine();
@@ -163,9 +162,12 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   progress.join();
 
   std::vector<RunResult> out;
-  for (auto& r : results) {
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].ok()) {
+      if (opts.failed_run) *opts.failed_run = i;
+      return results[i].status();
+    }
+    out.push_back(std::move(*results[i]));
   }
   return out;
 }
