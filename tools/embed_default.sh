@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
   echo
   echo 'namespace faultline {'
   echo
-  printf 'const char* const kDefaultScenarioToml = R"toml('
+  echo 'const char* const kDefaultScenarioToml ='
+  printf '    R"toml('
   cat scenarios/seed1-mmap-miss.toml
   echo ')toml";'
   echo

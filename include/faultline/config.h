@@ -138,6 +138,14 @@ struct StreamDecl {
   uint64_t anon = 0;  // bytes of anonymous memory the stream's process holds
 };
 
+// How the model itself is run, apart from what it models.
+struct ModelConfig {
+  // Runs of each case and variant with seeds access.seed, access.seed + 1,
+  // ...; reports give the median and [min, max]. A run whose stream does
+  // not depend on the seed runs once (depends_on_seed).
+  uint32_t repetitions = 1;
+};
+
 struct Config {
   MachineConfig machine;
   DeviceConfig device;
@@ -147,7 +155,17 @@ struct Config {
   KernelConfig kernel;
   std::vector<FileDecl> files;
   std::vector<StreamDecl> streams;
+  ModelConfig model;
 };
+
+// The largest model.repetitions.
+inline constexpr uint32_t kMaxRepetitions = 1000;
+// Whether the accesses of a run depend on access.seed (a random pattern of
+// the stream or of one of [[streams]]); repetitions of others are identical.
+bool depends_on_seed(const Config& c);
+// The configuration of repetition k (0-based): every seed of the run plus k
+// (access.seed, and each stream's own seed where it has one).
+Config with_repetition(const Config& c, uint32_t k);
 
 // The lists of named entries, and adding one ("files" or "streams"): its
 // keys are then set as LIST.NAME.KEY. Names are letters, digits, '-' and

@@ -3,6 +3,8 @@
 // printers of report/ read them and nothing else).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,12 +31,26 @@ struct FileResult {
   }
 };
 
+// One seed's run of a case and variant repeated with model.repetitions.
+struct Repetition {
+  uint64_t seed = 0;  // its access.seed
+  std::vector<Counter> counters;
+};
+
+// The counter that decides whether repetitions fell on different sides of
+// a threshold, and by what factor their values must differ to say so.
+inline constexpr const char* kOutcomeCounter = "pgpgin";
+inline constexpr double kOutcomeFactor = 2.0;
+
 struct RunResult {
   std::string case_name;  // row of the matrix ("random", "stride1021")
   std::string variant;    // column ("baseline", "P1+P2")
   std::vector<std::pair<std::string, std::string>> config;  // effective keys
-  std::vector<Counter> counters;                            // stable order
-  std::vector<FileResult> files;                            // per file; empty: one file
+  // The counters of the run; of repeated runs, each counter's median.
+  std::vector<Counter> counters;  // stable order
+  std::vector<FileResult> files;  // per file (medians too); empty: one file
+  // Two or more: every seed's own counters, in seed order. Empty: one run.
+  std::vector<Repetition> repetitions;
 
   // The value of a counter, or `fallback` if the run has none of that name.
   double get(const std::string& name, double fallback = 0) const {
@@ -42,6 +58,39 @@ struct RunResult {
       if (c.name == name) return c.value;
     }
     return fallback;
+  }
+  // A counter's median, min and max over the repetitions (all its value
+  // when the run was not repeated).
+  Spread spread(const std::string& name) const {
+    if (repetitions.empty()) {
+      const double v = get(name);
+      return {v, v, v};
+    }
+    std::vector<double> values;
+    for (const Repetition& r : repetitions) {
+      double v = 0;
+      for (const Counter& c : r.counters) {
+        if (c.name == name) v = c.value;
+      }
+      values.push_back(v);
+    }
+    return spread_of(std::move(values));
+  }
+  // The repetitions (indices) grouped by outcome: several groups when their
+  // kOutcomeCounter values differ by more than kOutcomeFactor
+  // (split_by_factor). One group or none when there is one outcome.
+  std::vector<std::vector<size_t>> outcomes() const {
+    std::vector<double> values;
+    for (const Repetition& r : repetitions) {
+      double v = 0;
+      for (const Counter& c : r.counters) {
+        if (c.name == kOutcomeCounter) v = c.value;
+      }
+      values.push_back(v);
+    }
+    std::vector<std::vector<size_t>> groups = split_by_factor(values, kOutcomeFactor);
+    for (std::vector<size_t>& g : groups) std::sort(g.begin(), g.end());  // seed order
+    return groups;
   }
   const std::string* config_value(const std::string& key) const {
     for (const auto& [k, v] : config) {

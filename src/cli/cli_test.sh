@@ -52,6 +52,42 @@ else
   fail=$((fail + 1)); echo "FAIL: reports differ between two identical runs"
 fi
 
+# Repetitions: a bad count is exit 2 naming the key and leaves no file; --repeat N is
+# model.repetitions=N; the table says over which seeds its medians were taken.
+for n in 0 1001 x; do
+  check "repeat $n" 2 "repeat\|model.repetitions" "$bin" run "${small[@]}" --repeat $n -o "$tmp/rep.json"
+  [ -e "$tmp/rep.json" ] && { fail=$((fail + 1)); echo "FAIL: --repeat $n left an output file"; }
+done
+check "repetitions key" 2 "model.repetitions: must be at least 1" "$bin" run "${small[@]}" --set model.repetitions=0
+"$bin" run "${small[@]}" --only random --repeat 3 --format json -j2 -o "$tmp/r1.json"
+"$bin" run "${small[@]}" --only random --set model.repetitions=3 --format json -j1 -o "$tmp/r2.json"
+if [ -s "$tmp/r1.json" ] && cmp -s "$tmp/r1.json" "$tmp/r2.json" \
+  && [ "$(grep -c '"seed":' "$tmp/r1.json")" -eq 12 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: --repeat 3 differs from model.repetitions=3, or lacks a seed's counters"
+fi
+check "repeat: table" 0 "" "$bin" run "${small[@]}" --only random --repeat 3
+grep -q "seeds 1 to 3: medians of 3 runs" "$tmp/out" && grep -q "pgpgin GiB over the seeds" "$tmp/out" \
+  && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: repeated table lacks its seeds or spread"; }
+
+# explain: one run's account; a run the scenario lacks, or several, is exit 2 with no file.
+check "explain: no such run" 2 "--only: no run named 'nope'" \
+  "$bin" explain "${small[@]}" --only nope -o "$tmp/ex.json"
+check "explain: which run" 2 "name one with --only" "$bin" explain "${small[@]}" -o "$tmp/ex.json"
+[ -e "$tmp/ex.json" ] && { fail=$((fail + 1)); echo "FAIL: explain left an output file after an error"; }
+check "explain: text" 0 "" "$bin" explain "${small[@]}" --only random/P2
+grep -q "Where the reads went" "$tmp/out" && grep -q "The single change that reduces pgpgin the most" "$tmp/out" \
+  && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: explain's account lacks its parts"; }
+"$bin" explain "${small[@]}" --only random/P2 --format json -j1 -o "$tmp/e1.json"
+"$bin" explain "${small[@]}" --only random/P2 --format json -j2 -o "$tmp/e2.json"
+if [ -s "$tmp/e1.json" ] && cmp -s "$tmp/e1.json" "$tmp/e2.json" \
+  && /usr/bin/env python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/e1.json"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: explain's JSON is not valid or differs with -j"
+fi
+
 # The profile tables of docs/model_fidelity.md are what `faultline profiles` prints.
 doc="$(dirname "$0")/../../docs/model_fidelity.md"
 sed -n '/<!-- faultline profiles: begin -->/,/<!-- faultline profiles: end -->/p' "$doc" | sed '1d;$d' >"$tmp/doc-profiles"

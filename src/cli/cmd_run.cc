@@ -21,7 +21,7 @@ struct RunArgs : RunOptions {
 };
 
 void do_run(const RunArgs& a) {
-  auto planned = plan_scenario(a.scenario, a.sets, a.only);
+  auto planned = plan_scenario(a.scenario, a.assignments(), a.only);
   if (!planned.ok()) return fail(planned.status());
   const Scenario* sc = &planned->scenario;
   std::vector<PlannedRun>* plan = &planned->runs;
@@ -76,6 +76,9 @@ void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_hel
       ->allow_extra_args(false);
   cmd->add_option("--only", o->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
   add_report_options(cmd, &o->format, &o->output, format_help);
+  cmd->add_option("--repeat", o->repeat,
+                  "N seeds per run, access.seed to access.seed + N - 1: medians and [min, max] "
+                  "(model.repetitions; a run that does not depend on the seed runs once)");
   cmd->add_option("-j,--jobs", o->jobs, "runs in parallel (default: one per core)");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress line");
 }

@@ -41,7 +41,7 @@ Status check_writable_dir(const std::string& flag, const std::string& path) {
 void do_sweep(const SweepArgs& a) {
   report::Sweep sweep;
   sweep.metric = a.metric;
-  sweep.sets = a.sets;
+  sweep.sets = a.assignments();
   if (a.vary.empty()) return fail(Status::InvalidArgument("--vary: give at least one KEY=VALUES"));
   for (const std::string& v : a.vary) {
     auto axis = parse_vary(v);
@@ -50,7 +50,7 @@ void do_sweep(const SweepArgs& a) {
       if (other.key == axis->key)
         return fail(Status::InvalidArgument("--vary: key '" + axis->key + "' given twice"));
     }
-    for (const std::string& s : a.sets) {
+    for (const std::string& s : sweep.sets) {
       if (s.rfind(axis->key + "=", 0) == 0) {
         return fail(Status::InvalidArgument("--set " + s + ": the key is also in --vary"));
       }
@@ -64,7 +64,7 @@ void do_sweep(const SweepArgs& a) {
   if (Status st = check_writable_dir("-o", a.output); !st.ok()) return fail(st);
   if (Status st = check_writable_dir("--plot", a.plot); !st.ok()) return fail(st);
 
-  auto planned = plan_scenario(a.scenario, a.sets, a.only);
+  auto planned = plan_scenario(a.scenario, sweep.sets, a.only);
   if (!planned.ok()) return fail(planned.status());
   const Scenario* sc = &planned->scenario;
   std::vector<PlannedRun>* plan = &planned->runs;

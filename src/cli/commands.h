@@ -20,6 +20,7 @@ void add_probe_commands(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_record_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
 
 // --format: how a report is written.
 #define FAULTLINE_REPORT_FORMATS(X) X(kTable, "table") X(kJson, "json") X(kCsv, "csv")
@@ -39,6 +40,14 @@ struct RunOptions {
   std::string output;
   int jobs = 0;
   bool quiet = false;
+  // --repeat N: model.repetitions=N after every --set ("": the scenario's).
+  std::string repeat;
+  // The --set assignments with --repeat's last.
+  std::vector<std::string> assignments() const {
+    std::vector<std::string> out = sets;
+    if (!repeat.empty()) out.push_back("model.repetitions=" + repeat);
+    return out;
+  }
 };
 void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_help);
 

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", faultline::cli::kVersion);
   faultline::cli::add_run_command(app);
   faultline::cli::add_sweep_command(app);
+  faultline::cli::add_explain_command(app);
   faultline::cli::add_keys_command(app);
   faultline::cli::add_probe_commands(app);
   faultline::cli::add_trace_command(app);

@@ -291,6 +291,10 @@ const std::vector<KeyDef>& key_table() {
                   "count cache-line transfers between the tasks' CPUs"),
         key<Bool>("access.allow_incomplete", FAULTLINE_FIELD(access.allow_incomplete),
                   "replay a recording marked incomplete (the program or recorder stopped early)"),
+        key<Int<uint32_t>>("model.repetitions", FAULTLINE_FIELD(model.repetitions),
+                           "runs of each case and variant, seeds access.seed, +1, ...: the "
+                           "median and [min, max] (once if the stream does not depend on the "
+                           "seed)"),
     };
     k.insert(k.end(), rest.begin(), rest.end());
     return k;
@@ -525,10 +529,33 @@ static Status validate_entries(const Config& c) {
   return Status::Ok();
 }
 
+bool depends_on_seed(const Config& c) {
+  using workload::Kind;
+  using workload::Pattern;
+  if (c.access.workload != Kind::kStream) return false;
+  if (c.streams.empty()) return c.access.pattern == Pattern::kRandom;
+  return std::any_of(c.streams.begin(), c.streams.end(), [](const StreamDecl& s) {
+    return s.recording.empty() && s.pattern == Pattern::kRandom;
+  });
+}
+
+Config with_repetition(const Config& c, uint32_t k) {
+  Config out = c;
+  out.access.seed += k;
+  for (StreamDecl& s : out.streams) {
+    if (s.seed) s.seed += k;
+  }
+  return out;
+}
+
 Status validate(const Config& c) {
   using namespace workload;  // NOLINT: the choices' enums
   auto err = [](const std::string& m) { return Status::InvalidArgument(m); };
   if (c.machine.memory == 0) return err("machine.memory: must be greater than zero");
+  if (c.model.repetitions == 0) return err("model.repetitions: must be at least 1");
+  if (c.model.repetitions > kMaxRepetitions) {
+    return err("model.repetitions: at most " + std::to_string(kMaxRepetitions));
+  }
   if (c.file.size == 0) return err("file.size: must be greater than zero");
   if (c.file.size >= (uint64_t{1} << 44)) return err("file.size: at most 16 TiB");
   if (c.file.write_chunk == 0) return err("file.write_chunk: must be greater than zero");

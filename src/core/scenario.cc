@@ -12,9 +12,18 @@
 namespace faultline {
 namespace {
 
+// The tables of a scenario that hold keys: the first part of every key
+// (machine, device, file, ...), so a section comes with its first key.
 const std::set<std::string>& config_sections() {
-  static const std::set<std::string> k = {"machine", "device", "file",
-                                          "mapping", "access", "kernel"};
+  static const std::set<std::string> k = [] {
+    std::set<std::string> out;
+    for (const KeyDoc& d : key_docs()) {
+      std::string list, name, field;
+      if (split_entry_key(d.key, &list, &name, &field)) continue;  // [[files]], [[streams]]
+      out.insert(d.key.substr(0, d.key.find('.')));
+    }
+    return out;
+  }();
   return k;
 }
 

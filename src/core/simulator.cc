@@ -86,11 +86,71 @@ std::string model_trace_path(const std::string& dir, const std::string& case_nam
   return dir + "/" + file_safe(case_name) + "-" + file_safe(variant) + ".model.trace";
 }
 
+namespace {
+
+// One run of the model: a planned run, or one seed of a repeated one.
+struct Job {
+  size_t run = 0;      // index into the plan
+  uint32_t rep = 0;    // repetition (0: the planned seed)
+  uint32_t nreps = 1;  // repetitions of that run
+};
+
+// Every counter's median over the repetitions, in the first one's order.
+std::vector<Counter> median_counters(const std::vector<const std::vector<Counter>*>& reps) {
+  std::vector<Counter> out = *reps.front();
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<double> values;
+    for (const std::vector<Counter>* r : reps) {
+      double v = 0;
+      if (i < r->size() && (*r)[i].name == out[i].name) {
+        v = (*r)[i].value;
+      } else {
+        for (const Counter& c : *r) {
+          if (c.name == out[i].name) v = c.value;
+        }
+      }
+      values.push_back(v);
+    }
+    out[i].value = spread_of(std::move(values)).median;
+  }
+  return out;
+}
+
+// The repetitions of one run as one result: the first one's names, keys
+// and files, each counter's median, and every seed's own counters.
+RunResult fold(std::vector<RunResult> reps, const std::vector<uint64_t>& seeds) {
+  std::vector<const std::vector<Counter>*> counters;
+  for (const RunResult& r : reps) counters.push_back(&r.counters);
+  RunResult out = reps.front();
+  out.counters = median_counters(counters);
+  for (size_t f = 0; f < out.files.size(); ++f) {
+    std::vector<const std::vector<Counter>*> per_file;
+    for (const RunResult& r : reps) {
+      if (f < r.files.size()) per_file.push_back(&r.files[f].counters);
+    }
+    out.files[f].counters = median_counters(per_file);
+  }
+  for (size_t k = 0; k < reps.size(); ++k) {
+    out.repetitions.push_back({seeds[k], std::move(reps[k].counters)});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
                                         const SimOptions& opts) {
-  std::vector<Result<RunResult>> results(runs.size(), Status::Unavailable("not run"));
-  std::vector<std::atomic<uint64_t>> done(runs.size());
-  std::vector<uint64_t> totals(runs.size(), 0);
+  // Repeated runs are expanded into one job per seed; results are folded
+  // back in plan order, so the pool's schedule never shows in a report.
+  std::vector<Job> job_list;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Config& c = runs[i].cfg;
+    const uint32_t n = c.model.repetitions > 1 && depends_on_seed(c) ? c.model.repetitions : 1;
+    for (uint32_t k = 0; k < n; ++k) job_list.push_back({i, k, n});
+  }
+  std::vector<Result<RunResult>> results(job_list.size(), Status::Unavailable("not run"));
+  std::vector<std::atomic<uint64_t>> done(job_list.size());
+  std::vector<uint64_t> totals(job_list.size(), 0);
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
   const int jobs = opts.jobs > 0 ? opts.jobs : usable_cpus();
@@ -98,28 +158,31 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   auto worker = [&] {
     auto serial = engine::make_serial_engine();
     auto concurrent = engine::make_concurrent_engine();
-    for (size_t i = next++; i < runs.size(); i = next++) {
+    for (size_t j = next++; j < job_list.size(); j = next++) {
+      const PlannedRun& run = runs[job_list[j].run];
       std::unique_ptr<TextTracer> tracer;
-      if (!opts.trace_dir.empty()) {
-        const std::string path =
-            model_trace_path(opts.trace_dir, runs[i].case_name, runs[i].variant);
+      // Tracepoints of the planned seed only: the repetitions would write
+      // the same file.
+      if (!opts.trace_dir.empty() && job_list[j].rep == 0) {
+        const std::string path = model_trace_path(opts.trace_dir, run.case_name, run.variant);
         tracer = std::make_unique<TextTracer>(path);
         if (!tracer->ok()) {
-          results[i] = Status::IoError(path + ": cannot write trace");
+          results[j] = Status::IoError(path + ": cannot write trace");
           ++finished;
           continue;
         }
       }
-      engine::Engine& engine = engine::is_concurrent_workload(runs[i].cfg) ? *concurrent : *serial;
-      auto r = engine.run(runs[i].cfg, tracer.get(), [&, i](uint64_t d, uint64_t t) {
-        done[i].store(d, std::memory_order_relaxed);
-        totals[i] = t;
+      const Config cfg = job_list[j].rep == 0 ? run.cfg : with_repetition(run.cfg, job_list[j].rep);
+      engine::Engine& engine = engine::is_concurrent_workload(cfg) ? *concurrent : *serial;
+      auto r = engine.run(cfg, tracer.get(), [&, j](uint64_t d, uint64_t t) {
+        done[j].store(d, std::memory_order_relaxed);
+        totals[j] = t;
       });
       if (r.ok()) {
-        r->case_name = runs[i].case_name;
-        r->variant = runs[i].variant;
+        r->case_name = run.case_name;
+        r->variant = run.variant;
       }
-      results[i] = std::move(r);
+      results[j] = std::move(r);
       ++finished;
     }
   };
@@ -138,19 +201,19 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (secs < 2.0) continue;
       uint64_t d = 0, t = 0;
-      for (size_t i = 0; i < runs.size(); ++i) {
-        d += done[i].load(std::memory_order_relaxed);
-        t += totals[i];
+      for (size_t j = 0; j < job_list.size(); ++j) {
+        d += done[j].load(std::memory_order_relaxed);
+        t += totals[j];
       }
       std::fprintf(stderr, "%sfaultline: %zu/%zu runs done, %llu accesses replayed, %.1f s%s",
-                   tty ? "\r" : "", finished.load(), runs.size(), (unsigned long long)d, secs,
+                   tty ? "\r" : "", finished.load(), job_list.size(), (unsigned long long)d, secs,
                    tty ? "   " : "\n");
       printed = true;
     }
     if (printed && tty) std::fprintf(stderr, "\r%80s\r", "");
   });
   std::vector<std::thread> pool;
-  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(runs.size())); ++j)
+  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(job_list.size())); ++j)
     pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
@@ -162,12 +225,19 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   progress.join();
 
   std::vector<RunResult> out;
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i].ok()) {
-      if (opts.failed_run) *opts.failed_run = i;
-      return results[i].status();
+  for (size_t j = 0; j < job_list.size();) {
+    const Job& job = job_list[j];
+    std::vector<RunResult> reps;
+    std::vector<uint64_t> seeds;
+    for (uint32_t k = 0; k < job.nreps; ++k, ++j) {
+      if (!results[j].ok()) {
+        if (opts.failed_run) *opts.failed_run = job.run;
+        return results[j].status();
+      }
+      reps.push_back(std::move(*results[j]));
+      seeds.push_back(runs[job.run].cfg.access.seed + k);
     }
-    out.push_back(std::move(*results[i]));
+    out.push_back(job.nreps == 1 ? std::move(reps.front()) : fold(std::move(reps), seeds));
   }
   return out;
 }

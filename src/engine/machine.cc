@@ -47,6 +47,8 @@ mm::AddressSpace* make_file(mm::Kernel& k, const Config& cfg, uint64_t size) {
       mm::filemap_read(k, *f, pos, cfg.file.warm_chunk);
     }
   }
+  // The preparation's reads and writes are not the workload's touches.
+  as->reset_touches();
   return as;
 }
 

@@ -131,7 +131,16 @@ class Replay {
     }
   }
 
-  void finish() { flush(); }
+  // The last flush, then the readahead each file still holds untouched at
+  // the end (model.ra_wasted_unused), in its share and in the run's.
+  void finish() {
+    flush();
+    for (size_t f = 0; f < files_.size(); ++f) {
+      const uint64_t unused = files_[f]->nr_ra_unused_pages();
+      shares_[f].events.inc(mm::VmEvent::ra_wasted_unused, unused);
+      k_.vmstat().inc(mm::VmEvent::ra_wasted_unused, unused);
+    }
+  }
 
   uint64_t skipped() const { return skipped_; }
   const std::vector<FileShare>& shares() const { return shares_; }

@@ -130,6 +130,8 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
           : replay_stream(st, spec);
   k.set_tracer(nullptr);
   FAULTLINE_RETURN_IF_ERROR(replayed);
+  // Readahead still cached at the end that the workload never touched.
+  k.vmstat().inc(mm::VmEvent::ra_wasted_unused, as->nr_ra_unused_pages());
 
   RunResult r;
   r.config = effective_keys(cfg);

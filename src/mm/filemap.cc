@@ -45,7 +45,7 @@ bool do_async_mmap_readahead(Kernel& k, VmFault& vmf, pgoff_t head) {
   if (ra.mmap_miss > 0) mmap_miss_credit(k, ra, 1, as);
   if (as.test(head, kPgReadahead)) {
     const bool dropped = maybe_unlock_mmap_for_io(vmf);
-    ReadaheadControl rac{file, &as, &ra, vmf.pgoff};
+    ReadaheadControl rac{file, &as, &ra, vmf.pgoff, ReadCause::kAsyncRa};
     page_cache_async_ra(k, rac, head, ra.ra_pages);
     return dropped;
   }
@@ -78,7 +78,7 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   FileRaState& ra = file->f_ra;
   AddressSpace& as = *file->mapping;
   const vm_flags_t vm_flags = vmf.vma->vm_flags;
-  ReadaheadControl rac{file, &as, &ra, vmf.pgoff, /*sync=*/true};
+  ReadaheadControl rac{file, &as, &ra, vmf.pgoff, ReadCause::kReadaround, /*sync=*/true};
   // CONFIG_TRANSPARENT_HUGEPAGE and HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER
   // hold on x86-64: only the VMA flag decides. A mapping without large
   // folios then reads the same window in order-0 folios.
@@ -93,6 +93,7 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
     if (ra.ra_pages == 0) return false;
     if (vm_flags & VM_SEQ_READ) {
       dropped = maybe_unlock_mmap_for_io(vmf);
+      rac.cause = ReadCause::kSyncRa;
       page_cache_sync_ra(k, rac, ra.ra_pages);
       return dropped;
     }
@@ -272,7 +273,7 @@ vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
       filemap_add_folio(k, as, index, 0, 0);
       as.clear(index, kPgUptodate);
       dropped = dropped || maybe_unlock_mmap_for_io(vmf);
-      k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
+      count_read(k, ReadCause::kSingle, 1);
       k.vmstat().inc(VmEvent::read_bios);
       k.vmstat().inc(VmEvent::single_folio_reads);
       k.submit_read(as.ino(), index, 1, /*sync=*/true);
@@ -322,14 +323,14 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const pgoff_t last_index = (pos + count + kPageSize - 1) >> kPageShift;
     size_t n = filemap_get_read_batch(as, index, last_index - 1, heads);
     if (n == 0) {
-      ReadaheadControl rac{&file, &as, &ra, index, /*sync=*/true};
+      ReadaheadControl rac{&file, &as, &ra, index, ReadCause::kReadRa, /*sync=*/true};
       page_cache_sync_ra(k, rac, last_index - index);
       n = filemap_get_read_batch(as, index, last_index - 1, heads);
     }
     if (n == 0) {
       // filemap_create_folio(): read one min-order folio synchronously.
       filemap_add_folio(k, as, index, 0, 0);
-      k.vmstat().inc(VmEvent::pgpgin, kPageSize / 1024);
+      count_read(k, ReadCause::kSingle, 1);
       k.vmstat().inc(VmEvent::read_bios);
       k.submit_read(as.ino(), index, 1, /*sync=*/true);
       n = filemap_get_read_batch(as, index, last_index - 1, heads);
@@ -338,7 +339,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const pgoff_t last_head = heads[n - 1];
     if (as.test(last_head, kPgReadahead)) {
       // filemap_readahead()
-      ReadaheadControl rac{&file, &as, &ra, last_head, /*sync=*/false};
+      ReadaheadControl rac{&file, &as, &ra, last_head, ReadCause::kReadRa, /*sync=*/false};
       for (size_t i = 0; i < n; ++i) as.set(heads[i], kPgRefHeld);  // the batch's references
       page_cache_async_ra(k, rac, last_head, last_index - last_head);
       for (size_t i = 0; i < n; ++i) {
@@ -360,14 +361,24 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const uint64_t batch_end =
         std::min<uint64_t>((heads[n - 1] + as.folio_nr_pages(heads[n - 1])) << kPageShift, isize);
     const uint64_t copied = std::min<uint64_t>(count, batch_end - pos);
-    // The copy waits for folios whose read is still in flight.
-    k.wait_on_read(as.ino(), index, ((pos + copied + kPageSize - 1) >> kPageShift) - index);
+    // The copy waits for folios whose read is still in flight, and touches
+    // the pages it copies from.
+    const uint64_t copied_pages = ((pos + copied + kPageSize - 1) >> kPageShift) - index;
+    k.wait_on_read(as.ino(), index, copied_pages);
+    touch_pages(k, as, index, copied_pages);
     k.cpu_work(k.cpu().copy_page_ns * static_cast<double>(copied) / kPageSize);
     pos += copied;
     count -= copied;
     last_pos = static_cast<int64_t>(pos);
   }
   ra.prev_pos = last_pos;
+}
+
+void touch_pages(Kernel& k, AddressSpace& as, pgoff_t index, uint64_t nr) {
+  const pgoff_t end = std::min<pgoff_t>(index + nr, as.nr_pages());
+  uint64_t first_touches = 0;
+  for (pgoff_t i = index; i < end; ++i) first_touches += as.touch(i);
+  if (first_touches) k.vmstat().inc(VmEvent::pages_touched, first_touches);
 }
 
 void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
@@ -394,6 +405,7 @@ void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     as.set(head, kPgDirty);
     const uint64_t folio_end = (head + as.folio_nr_pages(head)) << kPageShift;
     bytes = std::min(bytes, folio_end - pos);
+    touch_pages(k, as, index, ((pos + bytes + kPageSize - 1) >> kPageShift) - index);
     pos += bytes;
     count -= bytes;
   }

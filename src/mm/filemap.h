@@ -14,6 +14,11 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
 // filemap_read(): read(2) of count bytes at pos (on-demand readahead,
 // folio_mark_accessed, prev_pos).
 void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count);
+// The workload touched pages [index, index + nr) of the file, by a load or
+// store through a mapping or by the copy of a read(2) or write(2); not
+// fault-around, which only maps (model only): clears the folios'
+// kPgRaUnused, and counts each page's first touch in model.pages_touched.
+void touch_pages(Kernel& k, AddressSpace& as, pgoff_t index, uint64_t nr);
 // generic_perform_write(): write(2) of count bytes at pos; new folios are
 // sized by the write (fgf_set_order) and left dirty.
 void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count);

@@ -119,6 +119,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
+  touch_pages(k, *vma.vm_file->mapping, vmf.pgoff, 1);  // the copy reads the file page
   uint8_t& pte = vma.ptes[vmf.vpage];
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
@@ -156,6 +157,7 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
     return 0;
   }
   // wp_page_copy(): the file page is replaced by a private copy.
+  touch_pages(k, as, vmf.pgoff, 1);
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), -1);
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
@@ -343,6 +345,10 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
     if (ok) {
       pte = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
       if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
+      // The access touches the file page, unless the PTE maps a private copy.
+      if (vma.vm_file && !(pte & kPteAnon)) {
+        touch_pages(k, *vma.vm_file->mapping, vma.vm_pgoff + vpage, 1);
+      }
       // The load waits for a readahead folio whose read is in flight (the
       // fault slept on its lock; fault-around mapped it early).
       if (vma.vm_file) k.wait_on_read(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage);

@@ -1,5 +1,7 @@
 #include "mm/pagecache.h"
 
+#include <algorithm>
+
 namespace faultline::mm {
 
 AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order)
@@ -53,9 +55,31 @@ void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workings
   const uint16_t sh =
       shadow ? static_cast<uint16_t>(kPgShadow | (workingset ? kPgShadowWs : 0)) : uint16_t{0};
   for (pgoff_t i = head; i < head + nr && i < nr_pages_; ++i) {
-    slots_[i] = Slot{sh, 0, 0, age, 0};
+    slots_[i] = Slot{sh, 0, slots_[i].touched, age, 0};
   }
   nr_cached_ -= std::min<uint64_t>(nr, nr_pages_ - head);
+}
+
+void AddressSpace::reset_touches() {
+  for (Slot& s : slots_) {
+    s.touched = 0;
+    s.flags = static_cast<uint16_t>(s.flags & ~kPgRaUnused);
+  }
+}
+
+uint64_t AddressSpace::nr_ra_unused_pages() const {
+  uint64_t n = 0;
+  for (pgoff_t i = 0; i < nr_pages_;) {
+    const Slot& s = slots_[i];
+    if (!(s.flags & kPgPresent)) {
+      ++i;
+      continue;
+    }
+    const uint64_t nr = uint64_t{1} << s.order;  // i is a head: folios are walked head to head
+    if (s.flags & kPgRaUnused) n += std::min<uint64_t>(nr, nr_pages_ - i);
+    i += nr;
+  }
+  return n;
 }
 
 }  // namespace faultline::mm

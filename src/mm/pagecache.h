@@ -35,6 +35,9 @@ enum PageBits : uint16_t {
   kPgLocked = 1u << 12,     // PG_locked: a readahead batch not yet submitted
   kPgRefHeld = 1u << 13,    // a fault or read(2) holds a reference: reclaim cannot free it
   kPgMapped = 1u << 11,     // some PTE may map the folio (folio_mapped(); cleared on unmap)
+  // Model only: read by readahead, read-around or WILLNEED and not touched by
+  // the workload since (model.ra_wasted_evicted, model.ra_wasted_unused).
+  kPgRaUnused = 1u << 14,
 };
 
 class AddressSpace {
@@ -69,6 +72,23 @@ class AddressSpace {
     clear(head, bit);
     return was;
   }
+  // The workload touched page i (a load or store through a mapping, a
+  // read(2) or write(2) copy): clears the folio's kPgRaUnused. Returns true
+  // the first time page i is touched since reset_touches().
+  bool touch(pgoff_t i) {
+    Slot& s = slots_[i];
+    if (s.flags & kPgPresent) [[likely]] {
+      Slot& h = slots_[head(i)];
+      if (h.flags & kPgRaUnused) h.flags = static_cast<uint16_t>(h.flags & ~kPgRaUnused);
+    }
+    if (s.touched) return false;
+    s.touched = 1;
+    return true;
+  }
+  // Forgets every touch and every kPgRaUnused: what a run counts starts here.
+  void reset_touches();
+  // Pages (inside EOF) of cached folios that carry kPgRaUnused.
+  uint64_t nr_ra_unused_pages() const;
   uint32_t shadow_age(pgoff_t i) const { return slots_[i].shadow; }
   uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
   void set_lru_seq(pgoff_t head, uint32_t seq) { slots_[head].lru_seq = seq; }
@@ -102,7 +122,7 @@ class AddressSpace {
   struct Slot {
     uint16_t flags = 0;
     uint8_t order = 0;
-    uint8_t unused = 0;
+    uint8_t touched = 0;   // the workload touched this page (kept across eviction)
     uint32_t shadow = 0;   // nonresident_age at eviction (valid with kPgShadow)
     uint32_t lru_seq = 0;  // LRU entry sequence of the folio (head only)
   };

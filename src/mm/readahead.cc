@@ -27,10 +27,16 @@ void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   for (pgoff_t i = b.start; i < b.start + b.nr_pages; i += as.folio_nr_pages(i)) {
     as.clear(i, kPgLocked);  // the read completes (folio_end_read)
   }
-  k.vmstat().inc(VmEvent::pgpgin, b.nr_pages * (kPageSize / 1024));
+  count_read(k, rac.cause, b.nr_pages);
   k.vmstat().inc(VmEvent::read_bios);
   k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync);
   b.nr_pages = 0;
+}
+
+// A folio read by readahead carries kPgRaUnused until the workload touches
+// it; one read only because it was needed never counts as waste.
+uint16_t ra_unused_flag(const ReadaheadControl& rac) {
+  return rac.cause == ReadCause::kSingle ? uint16_t{0} : uint16_t{kPgRaUnused};
 }
 
 uint64_t ractl_max_pages(const Kernel& k, const FileRaState& ra, uint64_t req_count) {
@@ -80,6 +86,30 @@ void trace_ra(Kernel& k, TraceKind kind, const ReadaheadControl& rac, uint64_t r
 
 }  // namespace
 
+VmEvent read_cause_event(ReadCause c) {
+  switch (c) {
+    case ReadCause::kReadaround:
+      return VmEvent::pgpgin_readaround;
+    case ReadCause::kSyncRa:
+      return VmEvent::pgpgin_sync_ra;
+    case ReadCause::kAsyncRa:
+      return VmEvent::pgpgin_async_ra;
+    case ReadCause::kReadRa:
+      return VmEvent::pgpgin_read_ra;
+    case ReadCause::kSingle:
+      return VmEvent::pgpgin_single;
+    case ReadCause::kWillneed:
+      return VmEvent::pgpgin_willneed;
+  }
+  return VmEvent::pgpgin_single;
+}
+
+void count_read(Kernel& k, ReadCause cause, uint64_t nr_pages) {
+  const uint64_t kb = nr_pages * (kPageSize / 1024);
+  k.vmstat().inc(VmEvent::pgpgin, kb);
+  k.vmstat().inc(read_cause_event(cause), kb);
+}
+
 bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
                        uint16_t extra_flags, bool gfp_write) {
   const uint64_t nr = uint64_t{1} << order;
@@ -101,6 +131,9 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
   // Write insertions (__GFP_WRITE) do not count as refaults.
   if (had_shadow && !as.shmem() && !gfp_write) {
     workingset_refault(k, as, index, shadow_age, shadow_ws);
+    // Every insertion but a write's is read in the same call (read_pages or
+    // the one-folio read), so this is the refault part of that read's pgpgin.
+    k.vmstat().inc(VmEvent::pgpgin_refault, in_file * (kPageSize / 1024));
   }
   folio_add_lru(k, as, index);
   return true;
@@ -145,7 +178,7 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
       read_pages(k, rac, batch);  // already cached: submit what we have, skip it
       continue;
     }
-    const uint16_t flags = kPgLocked | (i == mark ? kPgReadahead : 0);
+    const uint16_t flags = kPgLocked | ra_unused_flag(rac) | (i == mark ? kPgReadahead : 0);
     if (!filemap_add_folio(k, as, idx, 0, flags)) {
       read_pages(k, rac, batch);
       continue;
@@ -224,8 +257,8 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
     if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
     // Don't allocate pages past EOF.
     while (order > 0 && index + (uint64_t{1} << order) - 1 > limit) --order;
-    const uint16_t flags =
-        kPgLocked | (index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0);
+    const uint16_t flags = kPgLocked | ra_unused_flag(rac) |
+                           (index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0);
     if (!filemap_add_folio(k, as, index, order, flags)) {
       failed = true;
       break;
@@ -248,8 +281,11 @@ void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count) {
   trace_ra(k, TraceKind::kPageCacheSyncRa, rac, req_count);  // the state before the call
   bool do_forced_ra = rac.file && (rac.file->f_mode & FMODE_RANDOM);
   if (ra.ra_pages == 0) {
+    // Readahead is off: the read is limited to the one page the caller
+    // needs (read(2) of one folio without readahead).
     req_count = 1;
     do_forced_ra = true;
+    rac.cause = ReadCause::kSingle;
   }
   if (do_forced_ra) {
     force_page_cache_ra(k, rac, req_count);

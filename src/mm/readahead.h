@@ -10,12 +10,33 @@
 
 namespace faultline::mm {
 
-// struct readahead_control: the file, its mapping, and the current index.
+// Why pages are read (model only; the kernel does not keep it): the caller
+// that starts a read names it, and it travels down to where the read is
+// submitted, read_pages() or a one-folio ->read_folio, which counts the
+// KiB in pgpgin and in the cause's model.pgpgin_* counter (docs/causes.md).
+enum class ReadCause : uint8_t {
+  kReadaround,  // do_sync_mmap_readahead: read-around (classic, VM_EXEC, VM_HUGEPAGE)
+  kSyncRa,      // do_sync_mmap_readahead -> page_cache_sync_ra (VM_SEQ_READ)
+  kAsyncRa,     // do_async_mmap_readahead -> page_cache_async_ra (PG_readahead on a fault)
+  kReadRa,      // filemap_get_pages (read(2)): page_cache_sync_ra, page_cache_async_ra
+  kSingle,      // one folio: filemap_fault without readahead, filemap_create_folio
+  kWillneed,    // force_page_cache_ra of MADV_WILLNEED / POSIX_FADV_WILLNEED
+};
+
+// The counter of a cause's KiB.
+VmEvent read_cause_event(ReadCause c);
+// Counts a read of nr_pages pages as it is submitted: pgpgin and the
+// cause's counter, in KiB. Every pgpgin of the model goes through here.
+void count_read(Kernel& k, ReadCause cause, uint64_t nr_pages);
+
+// struct readahead_control: the file, its mapping, and the current index;
+// and, model only, why it reads.
 struct ReadaheadControl {
   File* file;
   AddressSpace* mapping;
   FileRaState* ra;
   pgoff_t index;
+  ReadCause cause;
   bool sync = false;  // the caller waits for this I/O (a fault or read(2) miss)
 };
 

@@ -235,7 +235,7 @@ TEST(ReadaheadOrder, PresentFolioFallsBackToOrderZero) {
   ra.size = 64;
   ra.async_size = 32;
   ra.order = 4;
-  ReadaheadControl rac{&m.file(), &m.as(), &ra, 0};
+  ReadaheadControl rac{&m.file(), &m.as(), &ra, 0, ReadCause::kReadaround};
   page_cache_ra_order(m.k(), rac, ra);
   EXPECT_EQ(m.as().order(0), 4u);
   EXPECT_EQ(m.as().head(15), 0u);

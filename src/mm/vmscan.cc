@@ -213,6 +213,8 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
     k.vmstat().inc(VmEvent::pgpgout, in_file * (kPageSize / 1024));  // pageout()
   }
   if (as.test(head, kPgLru)) lru_del(k, as, head);
+  // Read ahead and never touched: the read was for nothing (model only).
+  if (as.test(head, kPgRaUnused)) k.vmstat().inc(VmEvent::ra_wasted_evicted, in_file);
   const bool ws = as.test(head, kPgWorkingset);
   const uint32_t age = shadow && !as.shmem() ? workingset_eviction(k, nr) : 0;
   if (k.tracing())

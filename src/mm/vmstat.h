@@ -37,6 +37,26 @@ namespace faultline::mm {
   X(ra_forced, "model.ra_forced")                       /* force_page_cache_ra calls */   \
   X(ra_skipped_mmap_miss, "model.ra_skipped_mmap_miss") /* misses past LOTSAMISS */       \
   X(single_folio_reads, "model.single_folio_reads")     /* ->read_folio on a fault */     \
+  /* pgpgin split by what read it (KiB; the six sum to pgpgin), docs/causes.md: */        \
+  /* do_sync_mmap_readahead: read-around (classic, VM_EXEC, VM_HUGEPAGE) */               \
+  X(pgpgin_readaround, "model.pgpgin_readaround")                                         \
+  /* do_sync_mmap_readahead -> page_cache_sync_ra (VM_SEQ_READ) */                        \
+  X(pgpgin_sync_ra, "model.pgpgin_sync_ra")                                               \
+  /* do_async_mmap_readahead -> page_cache_async_ra (a fault on PG_readahead) */          \
+  X(pgpgin_async_ra, "model.pgpgin_async_ra")                                             \
+  /* filemap_read -> filemap_get_pages: page_cache_sync_ra and page_cache_async_ra */     \
+  X(pgpgin_read_ra, "model.pgpgin_read_ra")                                               \
+  /* one folio: filemap_fault's page_not_uptodate, filemap_read's filemap_create_folio */ \
+  X(pgpgin_single, "model.pgpgin_single")                                                 \
+  /* force_page_cache_ra of MADV_WILLNEED and POSIX_FADV_WILLNEED */                      \
+  X(pgpgin_willneed, "model.pgpgin_willneed")                                             \
+  /* of pgpgin, folios read over a workingset shadow (workingset_refault); overlaps */    \
+  X(pgpgin_refault, "model.pgpgin_refault")                                               \
+  /* pages read by a readahead cause (all but single) evicted, never touched */           \
+  X(ra_wasted_evicted, "model.ra_wasted_evicted")                                         \
+  /* such pages still cached and never touched when the run ends */                       \
+  X(ra_wasted_unused, "model.ra_wasted_unused")                                           \
+  X(pages_touched, "model.pages_touched") /* distinct file pages the workload touched */  \
   X(fault_around_calls, "model.fault_around_calls")                                       \
   X(fault_around_mapped, "model.fault_around_mapped") /* PTEs set by map_pages */         \
   X(mmap_miss_credit, "model.mmap_miss_credit")       /* total subtracted */              \

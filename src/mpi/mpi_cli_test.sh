@@ -30,6 +30,9 @@ check "sweep csv on 3 ranks equals one process's" 'cmp -s "$tmp/one.csv" "$tmp/t
 "$bin" run -q "$tmp/s.toml" --format json -o "$tmp/run1.json"
 "${mpi[@]}" "$bin" run -q "$tmp/s.toml" --format json -o "$tmp/run3.json" 2>>"$tmp/err"
 check "run on 3 ranks equals one process's" 'cmp -s "$tmp/run1.json" "$tmp/run3.json"'
+"$bin" run -q "$tmp/s.toml" --repeat 4 --format json -o "$tmp/rep1.json"
+"${mpi[@]}" "$bin" run -q "$tmp/s.toml" --repeat 4 --format json -o "$tmp/rep3.json" 2>>"$tmp/err"
+check "a run of 4 seeds on 3 ranks equals one process's" 'grep -q repetitions "$tmp/rep1.json" && cmp -s "$tmp/rep1.json" "$tmp/rep3.json"'
 
 # One run of the sweep fails when it runs (its trace is missing).
 printf '1\n2\n3\n' >"$tmp/t1.txt"

@@ -266,6 +266,11 @@ std::string encode_results(const std::vector<std::pair<uint64_t, RunResult>>& re
       w.str(f.path);
       w.counters(f.counters);
     }
+    w.u64(r.repetitions.size());
+    for (const Repetition& rep : r.repetitions) {
+      w.u64(rep.seed);
+      w.counters(rep.counters);
+    }
   }
   return w.take();
 }
@@ -290,6 +295,12 @@ Result<std::vector<std::pair<uint64_t, RunResult>>> decode_results(const std::st
     r.files.resize(nf);
     for (FileResult& f : r.files) {
       if (!rd.str(&f.path) || !rd.counters(&f.counters)) return bad();
+    }
+    uint64_t nr = 0;
+    if (!rd.u64(&nr) || nr > bytes.size()) return bad();
+    r.repetitions.resize(nr);
+    for (Repetition& rep : r.repetitions) {
+      if (!rd.u64(&rep.seed) || !rd.counters(&rep.counters)) return bad();
     }
   }
   if (!rd.done()) return bad();

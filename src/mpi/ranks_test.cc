@@ -22,6 +22,7 @@ RunResult sample(int i) {
                 {"model.neg", -0.0},
                 {"model.inf", std::numeric_limits<double>::infinity()}};
   if (i == 2) r.files = {{"index", {{"pgpgin", 1.5}}}, {"", {}}};
+  if (i == 3) r.repetitions = {{3, {{"pgpgin", 4.0}}}, {4, {{"pgpgin", 1e9 + 0.5}}}};
   return r;
 }
 
@@ -49,6 +50,12 @@ TEST(Ranks, ResultsRoundTripExactly) {
     for (size_t j = 0; j < a.files.size(); ++j) {
       EXPECT_EQ(a.files[j].path, b.files[j].path);
       EXPECT_EQ(a.files[j].counters.size(), b.files[j].counters.size());
+    }
+    ASSERT_EQ(a.repetitions.size(), b.repetitions.size());
+    for (size_t j = 0; j < a.repetitions.size(); ++j) {
+      EXPECT_EQ(a.repetitions[j].seed, b.repetitions[j].seed);
+      ASSERT_EQ(a.repetitions[j].counters.size(), b.repetitions[j].counters.size());
+      EXPECT_EQ(a.repetitions[j].counters[0].value, b.repetitions[j].counters[0].value);
     }
   }
 }

@@ -132,6 +132,17 @@ std::vector<std::string> assignments(py::handle set, const std::string& what) {
   return out;
 }
 
+// `repeat` (None or an int) as the --repeat of the CLI: model.repetitions
+// after every other assignment.
+std::vector<std::string> with_repeat(std::vector<std::string> sets, py::handle repeat) {
+  if (repeat.is_none()) return sets;
+  if (!is_integer(repeat) || py::isinstance<py::bool_>(repeat)) {
+    throw py::type_error("repeat: expected an int, got " + type_name(repeat));
+  }
+  sets.push_back("model.repetitions=" + value_text(repeat, "repeat"));
+  return sets;
+}
+
 // `vary`: a dict {KEY: VALUES} where VALUES is the text --vary takes after
 // the '=' ("128..8192*2", "normal,random") or a list of values, or one
 // "KEY=VALUES" or a list of them. Each comes back as a --vary argument.
@@ -343,6 +354,14 @@ py::dict files_dict(const RunResult& r) {
   return d;
 }
 
+py::list repetitions_list(const RunResult& r) {
+  py::list out;
+  for (const Repetition& rep : r.repetitions) {
+    out.append(py::dict("seed"_a = rep.seed, "counters"_a = counters_dict(rep.counters)));
+  }
+  return out;
+}
+
 py::dict sweep_dict(const Run& r) {
   py::dict d;
   for (const SweptValue& s : r.sweep) d[py::str(s.key)] = s.text;
@@ -373,6 +392,13 @@ bool same_run(const Run& a, const Run& b) {
   }
   for (size_t i = 0; i < a.sweep.size(); ++i) {
     if (a.sweep[i].key != b.sweep[i].key || a.sweep[i].text != b.sweep[i].text) return false;
+  }
+  if (x.repetitions.size() != y.repetitions.size()) return false;
+  for (size_t i = 0; i < x.repetitions.size(); ++i) {
+    if (x.repetitions[i].seed != y.repetitions[i].seed ||
+        !same_counters(x.repetitions[i].counters, y.repetitions[i].counters)) {
+      return false;
+    }
   }
   return true;
 }
@@ -495,6 +521,31 @@ void define_module(py::module_& m) {
       .def_property_readonly(
           "files", [](const Run& r) { return files_dict(r.result); },
           "per-file counters, path -> {name: float}, for a run of several files (else empty)")
+      .def_property_readonly(
+          "repetitions", [](const Run& r) { return repetitions_list(r.result); },
+          "a run repeated over seeds (model.repetitions, repeat=): each seed's own counters as "
+          "[{'seed': S, 'counters': {...}}]; counters are then their medians. Empty: one run")
+      .def(
+          "spread",
+          [](const Run& r, const std::string& name) {
+            if (std::isnan(r.result.get(name, NAN))) throw py::key_error(name);
+            const Spread sp = r.result.spread(name);
+            return py::make_tuple(sp.median, sp.min, sp.max);
+          },
+          "name"_a, "(median, min, max) of a counter over the repetitions")
+      .def_property_readonly(
+          "outcomes",
+          [](const Run& r) {
+            py::list out;
+            for (const std::vector<size_t>& g : r.result.outcomes()) {
+              py::list seeds;
+              for (size_t k : g) seeds.append(r.result.repetitions[k].seed);
+              out.append(seeds);
+            }
+            return out;
+          },
+          "the repetitions' seeds grouped by outcome (pgpgin apart by more than 2x): several "
+          "lists when the median hides a threshold")
       .def_property_readonly("sweep", &sweep_dict,
                              "the swept keys' values at this run's point, key -> str (sweep())")
       .def(
@@ -520,7 +571,8 @@ void define_module(py::module_& m) {
             return py::dict("case"_a = r.result.case_name, "variant"_a = r.result.variant,
                             "sweep"_a = sweep_dict(r), "config"_a = config_dict(r.result),
                             "counters"_a = counters_dict(r.result.counters),
-                            "files"_a = files_dict(r.result));
+                            "files"_a = files_dict(r.result),
+                            "repetitions"_a = repetitions_list(r.result));
           },
           "the run as plain dicts and lists")
       .def(
@@ -550,14 +602,16 @@ void define_module(py::module_& m) {
 
   m.def(
       "run",
-      [as_results](py::handle scenario, py::handle set, py::handle only, int jobs, bool progress) {
-        std::vector<PlannedRun> runs = plan(scenario, assignments(set, "set"), only);
+      [as_results](py::handle scenario, py::handle set, py::handle only, int jobs, bool progress,
+                   py::handle repeat) {
+        std::vector<PlannedRun> runs =
+            plan(scenario, with_repeat(assignments(set, "set"), repeat), only);
         std::vector<Run> out;
         for (RunResult& r : compute(runs, jobs, progress)) out.push_back({std::move(r), {}});
         return as_results(std::move(out));
       },
       "scenario"_a = py::none(), "set"_a = py::none(), "only"_a = py::none(), "jobs"_a = 0,
-      "progress"_a = false,
+      "progress"_a = false, "repeat"_a = py::none(),
       "Runs a scenario's cases x variants on the model, as `faultline run` does.\n\n"
       "scenario: a path to a TOML scenario or a recording, a dict in the TOML's shape\n"
       "  ({'file': {'size': '1GiB'}, 'case': [{'name': ..., 'set': [...]}], ...}; dotted keys\n"
@@ -565,13 +619,14 @@ void define_module(py::module_& m) {
       "set: {KEY: VALUE} or ['KEY=VALUE', ...], applied to every run last (--set).\n"
       "only: 'CASE/VARIANT', 'CASE' or 'VARIANT' (--only).\n"
       "jobs: runs in parallel (0: one per core). progress: the progress line on stderr.\n"
+      "repeat: N seeds per run (--repeat, model.repetitions): medians, Result.repetitions.\n"
       "Returns Results, in plan order. Bad input raises ValueError naming the key or file.");
 
   m.def(
       "sweep",
       [as_results](py::handle scenario, py::handle vary, py::handle set, py::handle only, int jobs,
-                   bool progress) {
-        const std::vector<std::string> sets = assignments(set, "set");
+                   bool progress, py::handle repeat) {
+        const std::vector<std::string> sets = with_repeat(assignments(set, "set"), repeat);
         std::vector<report::SweepAxis> axes;
         for (const std::string& v : vary_args(vary)) {
           report::SweepAxis axis = value_or_raise(cli::parse_vary(v));
@@ -604,12 +659,12 @@ void define_module(py::module_& m) {
         return as_results(std::move(out));
       },
       "scenario"_a = py::none(), "vary"_a = py::none(), "set"_a = py::none(), "only"_a = py::none(),
-      "jobs"_a = 0, "progress"_a = false,
+      "jobs"_a = 0, "progress"_a = false, "repeat"_a = py::none(),
       "Runs a scenario's matrix for every point of the swept keys, as `faultline sweep` does.\n\n"
       "vary: {KEY: VALUES} where VALUES is what --vary takes after the '=' ('128..8192*2',\n"
       "  '2GiB..8GiB+2GiB', 'normal,random') or a list of values, or ['KEY=VALUES', ...];\n"
       "  several keys: every combination, the first varying slowest.\n"
-      "scenario, set, only, jobs, progress: as for run().\n"
+      "scenario, set, only, jobs, progress, repeat: as for run().\n"
       "Returns Results by case, then point, then variant; each Result.sweep gives its point.");
 
   m.def("keys", &key_list,

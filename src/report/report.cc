@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "report/report_internal.h"
@@ -71,6 +72,45 @@ std::string readahead(const RunResult& r) {
                      format_number(r.get("model.mmap_miss_max")));
 }
 
+// A counter's [min, max] over the seeds of a repeated run; "-" for a run
+// that ran once.
+std::string spread_cell(const RunResult& r, const char* counter) {
+  if (r.repetitions.size() < 2) return "-";
+  const Spread sp = r.spread(counter);
+  if (counter_unit(counter) == "GiB") {
+    return fmt::format("[{:.3f}, {:.3f}]", counter_in_unit(counter, sp.min),
+                       counter_in_unit(counter, sp.max));
+  }
+  return fmt::format("[{}, {}]", format_number(sp.min), format_number(sp.max));
+}
+std::string pgpgin_spread(const RunResult& r) { return spread_cell(r, "pgpgin"); }
+std::string majflt_spread(const RunResult& r) { return spread_cell(r, "majflt"); }
+
+// The cause that read the most of pgpgin and its share, then the pages read
+// ahead that the workload never touched (evicted, or still cached at the
+// end) as a share of pgpgin: "around 83% / 82%".
+std::string read_causes(const RunResult& r) {
+  struct Cause {
+    const char* counter;
+    const char* label;
+  };
+  static constexpr Cause kCauses[] = {
+      {"model.pgpgin_readaround", "around"}, {"model.pgpgin_sync_ra", "sync-ra"},
+      {"model.pgpgin_async_ra", "async-ra"}, {"model.pgpgin_read_ra", "read-ra"},
+      {"model.pgpgin_single", "single"},     {"model.pgpgin_willneed", "willneed"},
+  };
+  const double pgpgin = r.get("pgpgin");
+  if (!(pgpgin > 0)) return "-";
+  const Cause* top = &kCauses[0];
+  for (const Cause& c : kCauses) {
+    if (r.get(c.counter) > r.get(top->counter)) top = &c;
+  }
+  const double wasted_kb =
+      (r.get("model.ra_wasted_evicted") + r.get("model.ra_wasted_unused")) * 4.0;
+  return fmt::format("{} {:.0f}% / {:.0f}%", top->label, 100.0 * r.get(top->counter) / pgpgin,
+                     100.0 * wasted_kb / pgpgin);
+}
+
 std::string transfers(const RunResult& r) {
   return fmt::format("{:.3f}", r.get("model.coherence_transfers_per_fault"));
 }
@@ -108,6 +148,62 @@ std::string format_counter(const std::string& counter, double value) {
   return format_number(value);
 }
 
+void describe_outcomes(std::string& out, const std::string& what,
+                       const std::vector<uint64_t>& seeds, const std::vector<double>& values,
+                       bool always) {
+  std::vector<std::vector<size_t>> groups = split_by_factor(values, kOutcomeFactor);
+  if (groups.size() < 2 && !always) return;
+  for (std::vector<size_t>& g : groups) std::sort(g.begin(), g.end());
+  if (groups.size() < 2) {
+    out += fmt::format("{}: one outcome over {} seeds\n", what, values.size());
+    return;
+  }
+  out += fmt::format(
+      "{}: the {} seeds fall into {} outcomes ({} differs by more than {}x); the "
+      "median hides them:\n",
+      what, values.size(), groups.size(), kOutcomeCounter, format_number(kOutcomeFactor));
+  for (const std::vector<size_t>& g : groups) {
+    double lo = values[g.front()], hi = lo;
+    for (size_t k : g) {
+      lo = std::min(lo, values[k]);
+      hi = std::max(hi, values[k]);
+    }
+    std::string list;
+    for (size_t k = 0; k < g.size(); ++k) {
+      if (k == 8 && g.size() > 10) {
+        list += fmt::format(", ... ({} more)", g.size() - k);
+        break;
+      }
+      list += (k ? ", " : "") + std::to_string(seeds[g[k]]);
+    }
+    out += fmt::format(
+        "  {} {}: {} of {} runs ({:.0f} %), seed{} {}\n", kOutcomeCounter,
+        lo == hi
+            ? format_counter(kOutcomeCounter, lo)
+            : format_counter(kOutcomeCounter, lo) + " to " + format_counter(kOutcomeCounter, hi),
+        g.size(), values.size(), 100.0 * g.size() / values.size(), g.size() == 1 ? "" : "s", list);
+  }
+}
+
+void outcome_notes(std::string& out, const std::vector<RunResult>& runs) {
+  for (const RunResult& r : runs) {
+    if (r.outcomes().size() < 2) continue;
+    std::vector<uint64_t> seeds;
+    std::vector<double> values;
+    for (const Repetition& rep : r.repetitions) {
+      seeds.push_back(rep.seed);
+      double v = 0;
+      for (const Counter& c : rep.counters) {
+        if (c.name == kOutcomeCounter) v = c.value;
+      }
+      values.push_back(v);
+    }
+    describe_outcomes(out, r.case_name + "/" + r.variant, seeds, values, false);
+    out += fmt::format("  (faultline run --only '{}/{}' --set access.seed=S runs one seed)\n\n",
+                       r.case_name, r.variant);
+  }
+}
+
 std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
   std::string out;
   out += fmt::format("{}: {}\n", meta.scenario, meta.description);
@@ -122,8 +218,18 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
           "--format json\n\n",
           key("host.kernel_release"), key("access.seed"), runs.size());
     } else {
-      out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
-                         key("kernel.profile"), key("access.seed"), runs.size());
+      uint64_t reps = 1;
+      for (const RunResult& r : runs) reps = std::max<uint64_t>(reps, r.repetitions.size());
+      if (reps > 1) {
+        const uint64_t seed = std::strtoull(key("access.seed").c_str(), nullptr, 10);
+        out += fmt::format(
+            "model of kernel {}, seeds {} to {}: medians of {} runs where the stream depends on "
+            "the seed, {} run(s); every seed's counters: --format json\n\n",
+            key("kernel.profile"), seed, seed + reps - 1, reps, runs.size());
+      } else {
+        out += fmt::format("model of kernel {}, seed {}, {} run(s); every key: --format json\n\n",
+                           key("kernel.profile"), key("access.seed"), runs.size());
+      }
     }
   }
   const bool concurrent = std::any_of(
@@ -159,6 +265,25 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
   }
   if (!meta.probe) {
     matrix(out, "read-around windows / async windows / mmap_miss max", runs, readahead);
+    if (std::any_of(runs.begin(), runs.end(),
+                    [](const RunResult& r) { return r.get("model.pgpgin_single", -1) >= 0; })) {
+      matrix(out,
+             "where pgpgin went: the cause that read most, its share / read ahead and never "
+             "touched, share",
+             runs, read_causes);
+      out +=
+          "(around: mmap read-around; sync-ra, async-ra: readahead of a fault; read-ra: "
+          "read(2) readahead;\n single: one-folio reads; willneed: WILLNEED hints. "
+          "faultline explain --only CASE/VARIANT tells\n one run's story and the change "
+          "that would cut its pgpgin most.)\n\n";
+    }
+  }
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunResult& r) { return r.repetitions.size() > 1; })) {
+    matrix(out, "pgpgin GiB over the seeds: [min, max] (-: ran once, not seed-dependent)", runs,
+           pgpgin_spread);
+    matrix(out, "majflt over the seeds: [min, max]", runs, majflt_spread);
+    outcome_notes(out, runs);
   }
   for (const RunResult& r : runs) {
     if (r.files.empty()) continue;
@@ -199,6 +324,38 @@ nlohmann::ordered_json run_json(const RunResult& r) {
   for (const auto& [k, v] : r.config) cfg[k] = v;
   o["config"] = cfg;
   o["counters"] = counters_json(r.counters);
+  if (r.repetitions.size() > 1) {
+    // The counters above are medians: each one's range, each seed's own
+    // counters, and the outcomes when the seeds fall on several sides.
+    nlohmann::ordered_json spread = nlohmann::ordered_json::object();
+    for (const Counter& c : r.counters) {
+      const Spread sp = r.spread(c.name);
+      spread[c.name] = counters_json({{"min", sp.min}, {"max", sp.max}});
+    }
+    o["spread"] = spread;
+    nlohmann::ordered_json reps = nlohmann::ordered_json::array();
+    for (const Repetition& rep : r.repetitions) {
+      reps.push_back({{"seed", rep.seed}, {"counters", counters_json(rep.counters)}});
+    }
+    o["repetitions"] = reps;
+    const auto groups = r.outcomes();
+    if (groups.size() > 1) {
+      nlohmann::ordered_json outcomes = nlohmann::ordered_json::array();
+      for (const auto& g : groups) {
+        RunResult side;
+        for (size_t k : g) side.repetitions.push_back(r.repetitions[k]);
+        const Spread sp = side.spread(kOutcomeCounter);
+        nlohmann::ordered_json seeds = nlohmann::ordered_json::array();
+        for (size_t k : g) seeds.push_back(r.repetitions[k].seed);
+        outcomes.push_back({{"counter", kOutcomeCounter},
+                            {"min", counters_json({{"v", sp.min}})["v"]},
+                            {"max", counters_json({{"v", sp.max}})["v"]},
+                            {"runs", g.size()},
+                            {"seeds", seeds}});
+      }
+      o["outcomes"] = outcomes;
+    }
+  }
   if (!r.files.empty()) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();
     for (const FileResult& f : r.files) {
@@ -246,18 +403,54 @@ std::string format_json(const Meta& meta, const std::vector<RunResult>& runs) {
   return j.dump(2) + "\n";
 }
 
+bool any_repeated(const std::vector<RunResult>& runs) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [](const RunResult& r) { return r.repetitions.size() > 1; });
+}
+
+std::string csv_counter_header(const std::vector<std::string>& counters, bool repeated) {
+  std::string out;
+  for (const auto& c : counters)
+    out += repeated ? "," + c + "," + c + "_min," + c + "_max" : "," + c;
+  return out;
+}
+
+std::string csv_counter_cells(const RunResult& r, const std::vector<std::string>& counters,
+                              bool repeated) {
+  std::string out;
+  for (const auto& c : counters) {
+    const double v = r.get(c, NAN);
+    out += "," + format_number(v);
+    if (!repeated) continue;
+    const Spread sp = std::isnan(v) ? Spread{NAN, NAN, NAN} : r.spread(c);
+    out += "," + format_number(sp.min) + "," + format_number(sp.max);
+  }
+  return out;
+}
+
 std::string format_csv(const std::vector<RunResult>& runs) {
   std::string out;
   if (runs.empty()) return out;
   const std::vector<std::string> counters = counter_names(runs);
+  // Repeated runs: each counter is a median, with NAME_min and NAME_max
+  // beside it (equal to it for a run that ran once).
+  const bool repeated = std::any_of(runs.begin(), runs.end(),
+                                    [](const RunResult& r) { return r.repetitions.size() > 1; });
   out += "case,variant";
   for (const auto& [k, v] : runs.front().config) out += "," + k;
-  for (const auto& c : counters) out += "," + c;
+  for (const auto& c : counters)
+    out += repeated ? "," + c + "," + c + "_min," + c + "_max" : "," + c;
   out += "\n";
   for (const RunResult& r : runs) {
     out += csv_escape(r.case_name) + "," + csv_escape(r.variant);
     for (const auto& [k, v] : r.config) out += "," + csv_escape(v);
-    for (const auto& c : counters) out += "," + format_number(r.get(c, NAN));
+    for (const auto& c : counters) {
+      const double v = r.get(c, NAN);
+      out += "," + format_number(v);
+      if (!repeated) continue;
+      const Spread sp = std::isnan(v) ? Spread{NAN, NAN, NAN} : r.spread(c);
+      out += "," + format_number(sp.min) + "," + format_number(sp.max);
+    }
     out += "\n";
   }
   return out;

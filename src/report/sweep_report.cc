@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "report/report_internal.h"
@@ -69,6 +70,68 @@ std::string point_label(const Sweep& sweep, size_t point) {
   return out;
 }
 
+namespace {
+
+// A sweep of access.seed: for each case, variant and point of the other
+// keys, the outcomes over the seeds and the share of each, an estimate of
+// the probability that one run falls on each side.
+void seed_outcomes(std::string& out, const Sweep& sweep) {
+  size_t seed_axis = sweep.axes.size();
+  for (size_t a = 0; a < sweep.axes.size(); ++a) {
+    if (sweep.axes[a].key == "access.seed") seed_axis = a;
+  }
+  if (seed_axis == sweep.axes.size()) return;
+  // Runs keyed by everything but the seed, in first-seen order.
+  std::vector<std::string> names;
+  std::vector<std::vector<size_t>> members;
+  for (size_t i = 0; i < sweep.runs.size(); ++i) {
+    const RunResult& r = sweep.runs[i];
+    const std::vector<size_t>& point = sweep.points[sweep.run_point[i]];
+    std::string name = r.case_name + "/" + r.variant;
+    for (size_t a = 0; a < sweep.axes.size(); ++a) {
+      if (a != seed_axis) name += " " + sweep.axes[a].key + "=" + sweep.axes[a].values[point[a]];
+    }
+    const auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) {
+      names.push_back(name);
+      members.push_back({i});
+    } else {
+      members[static_cast<size_t>(at - names.begin())].push_back(i);
+    }
+  }
+  out += "over the swept seeds:\n";
+  for (size_t g = 0; g < names.size(); ++g) {
+    // Each seed once: a repeated run brings its own seeds' counters, which
+    // the next swept seeds' runs repeat (seed S runs S, S+1, ...).
+    std::vector<uint64_t> seeds;
+    std::vector<double> values;
+    auto add = [&](uint64_t seed, double value) {
+      if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end()) return;
+      seeds.push_back(seed);
+      values.push_back(value);
+    };
+    for (size_t i : members[g]) {
+      const RunResult& r = sweep.runs[i];
+      if (r.repetitions.size() > 1) {
+        for (const Repetition& rep : r.repetitions) {
+          double v = 0;
+          for (const Counter& c : rep.counters) {
+            if (c.name == kOutcomeCounter) v = c.value;
+          }
+          add(rep.seed, v);
+        }
+      } else {
+        const std::string* seed = r.config_value("access.seed");
+        add(seed ? std::strtoull(seed->c_str(), nullptr, 10) : 0, r.get(kOutcomeCounter));
+      }
+    }
+    describe_outcomes(out, names[g], seeds, values, true);
+  }
+  out += "\n";
+}
+
+}  // namespace
+
 std::string format_sweep_table(const Meta& meta, const Sweep& sweep) {
   std::string out = fmt::format("{}: {}\n", meta.scenario, meta.description);
   if (!sweep.runs.empty()) {
@@ -122,6 +185,13 @@ std::string format_sweep_table(const Meta& meta, const Sweep& sweep) {
     for (const auto& row : rows) out += line(row);
     out += "\n";
   }
+  // A sweep of the seed says it once for all its seeds; each point's own
+  // repetitions would repeat it point by point.
+  if (is_axis(sweep, "access.seed")) {
+    seed_outcomes(out, sweep);
+  } else {
+    outcome_notes(out, sweep.runs);
+  }
   return out;
 }
 
@@ -147,6 +217,9 @@ std::string format_sweep_json(const Meta& meta, const Sweep& sweep) {
     o["sweep"] = swept;
     o["config"] = base["config"];
     o["counters"] = base["counters"];
+    for (const char* k : {"spread", "repetitions", "outcomes"}) {
+      if (base.contains(k)) o[k] = base[k];
+    }
     // The command line that reruns exactly this run.
     std::string cmd = "faultline run";
     if (meta.source != "<built-in>" && !meta.source.empty()) cmd += " " + shell_word(meta.source);
@@ -172,8 +245,8 @@ std::string format_sweep_csv(const Sweep& sweep) {
   for (const auto& [k, v] : sweep.runs.front().config) {
     if (!is_axis(sweep, k)) out += "," + k;
   }
-  for (const auto& c : counters) out += "," + c;
-  out += "\n";
+  const bool repeated = any_repeated(sweep.runs);
+  out += csv_counter_header(counters, repeated) + "\n";
   for (size_t i = 0; i < sweep.runs.size(); ++i) {
     const RunResult& r = sweep.runs[i];
     const std::vector<size_t>& point = sweep.points[sweep.run_point[i]];
@@ -183,8 +256,7 @@ std::string format_sweep_csv(const Sweep& sweep) {
     for (const auto& [k, v] : r.config) {
       if (!is_axis(sweep, k)) out += "," + csv_escape(v);
     }
-    for (const auto& c : counters) out += "," + format_number(r.get(c, NAN));
-    out += "\n";
+    out += csv_counter_cells(r, counters, repeated) + "\n";
   }
   return out;
 }

@@ -57,5 +57,20 @@ TEST(Spread, MedianMinMax) {
   EXPECT_DOUBLE_EQ(none.max, 0);
 }
 
+TEST(SplitByFactor, SeparatesOutcomesAcrossAThreshold) {
+  // Seed 1's random/P2 over seeds: one run reads ~1 GiB, the others ~223.
+  const auto two = split_by_factor({223.0, 1.09, 222.6, 227.5}, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0], (std::vector<size_t>{1}));
+  EXPECT_EQ(two[1], (std::vector<size_t>{2, 0, 3}));
+  // Spread within a factor of 2 is one outcome.
+  EXPECT_EQ(split_by_factor({100, 150, 199}, 2).size(), 1u);
+  // 0 against a hundredth of the largest or less is noise, not an outcome.
+  EXPECT_EQ(split_by_factor({0, 4, 1000, 1010}, 2).size(), 2u);
+  EXPECT_EQ(split_by_factor({0, 4, 1000, 1010}, 2)[0], (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(split_by_factor({0, 0, 0}, 2).size(), 1u);
+  EXPECT_TRUE(split_by_factor({}, 2).empty());
+}
+
 }  // namespace
 }  // namespace faultline

@@ -73,6 +73,10 @@ def same_as_cli(results, runs):
         assert r.config == c["config"]
         if "sweep" in c:
             assert r.sweep == {k: str(v) for k, v in c["sweep"].items()}
+        reps = c.get("repetitions", [])
+        assert [x["seed"] for x in r.repetitions] == [x["seed"] for x in reps]
+        for mine, theirs in zip(r.repetitions, reps):
+            assert mine["counters"] == {k: float(v) for k, v in theirs["counters"].items()}
 
 
 def test_run_path_matches_cli():
@@ -146,6 +150,25 @@ def _small_file(cache={}):
     return cache["path"]
 
 
+def test_repeat_matches_cli():
+    got = faultline.run(SMALL, repeat=3)
+    same_as_cli(got, cli_json("run", _small_file(), "--repeat", "3"))
+    r = got[0]
+    assert [x["seed"] for x in r.repetitions] == [1, 2, 3]
+    median, lo, hi = r.spread("pgpgin")
+    assert median == r["pgpgin"] and lo <= median <= hi
+    assert sorted(x["counters"]["pgpgin"] for x in r.repetitions)[1] == median
+    assert sum(len(g) for g in r.outcomes) == 3
+    swept = faultline.sweep(SMALL, vary={"machine.memory_limit": "8MiB,32MiB"}, repeat=2, only="ra128")
+    same_as_cli(swept, cli_json("sweep", _small_file(), "--only", "ra128", "--repeat", "2", "--vary",
+                                "machine.memory_limit=8MiB,32MiB"))
+
+
+def test_a_stream_that_does_not_depend_on_the_seed_runs_once():
+    r = faultline.run(SMALL, set={"access.pattern": "sequential"}, repeat=5, only="ra128")[0]
+    assert r.repetitions == [] and r.spread("pgpgin")[1] == r["pgpgin"]
+
+
 def test_deterministic_across_jobs():
     assert faultline.run(SMALL, jobs=1) == faultline.run(SMALL, jobs=2)
 
@@ -194,6 +217,8 @@ def test_to_dataframe():
         (lambda: faultline.run("/nonexistent/scenario.toml"), "/nonexistent/scenario.toml"),
         (lambda: faultline.run(SMALL, only="nope"), "nope"),
         (lambda: faultline.run(SMALL, jobs=-1), "jobs"),
+        (lambda: faultline.run(SMALL, repeat=0), "model.repetitions"),
+        (lambda: faultline.run(SMALL, repeat=100000), "model.repetitions"),
         (lambda: faultline.sweep(SMALL, vary={"access.strid": "1,2"}), "access.strid"),
         (lambda: faultline.sweep(SMALL, vary={"device.read_ahead_kb": "1..8"}), "1..8"),
         (lambda: faultline.sweep(SMALL), "vary"),
@@ -215,17 +240,15 @@ def test_wrong_types_raise_type_error():
         faultline.to_dataframe([1, 2])
 
 
-def test_gil_released_while_the_model_runs():
-    """A Python thread keeps running while another thread is in the model."""
-    big = {**SMALL, "file": {"size": "2GiB", "large_folios": "off"}, "machine": {"memory": "4GiB",
-           "memory_limit": "256MiB"}, "access": {"pattern": "random", "fraction": 0.02}}
+def _tick_while_running(scenario):
+    """Runs the model on a thread while this one ticks; returns (seconds, ticks)."""
     ticks = []
     done = threading.Event()
     out = {}
 
     def model():
         t0 = time.monotonic()
-        out["runs"] = faultline.run(big, jobs=1)
+        out["runs"] = faultline.run(scenario, jobs=1)
         out["seconds"] = time.monotonic() - t0
         done.set()
 
@@ -235,12 +258,28 @@ def test_gil_released_while_the_model_runs():
         ticks.append(time.monotonic())
         time.sleep(0.001)
     t.join()
-    assert out["seconds"] > 0.1, "the run is too short to tell"
+    return out["seconds"], ticks
+
+
+def test_gil_released_while_the_model_runs():
+    """A Python thread keeps running while another thread is in the model."""
+    # The run must last long enough to tell a held GIL from a released one on
+    # any machine, so the workload grows until it takes a quarter of a second.
+    fraction = 0.02
+    while True:
+        big = {**SMALL, "file": {"size": "2GiB", "large_folios": "off"},
+               "machine": {"memory": "4GiB", "memory_limit": "256MiB"},
+               "access": {"pattern": "random", "fraction": fraction}}
+        seconds, ticks = _tick_while_running(big)
+        if seconds > 0.25 or fraction >= 1.0:
+            break
+        fraction = min(1.0, fraction * 4)
+    assert seconds > 0.1, "the run is too short to tell"
     # With the GIL held for the whole run the loop could not tick during it;
     # released, it ticks about once a millisecond.
     assert len(ticks) > 20
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert max(gaps) < out["seconds"] * 0.5
+    assert max(gaps) < seconds * 0.5
 
 
 def test_counters_are_finite_numbers():
