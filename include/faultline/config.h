@@ -144,6 +144,11 @@ struct ModelConfig {
   // ...; reports give the median and [min, max]. A run whose stream does
   // not depend on the seed runs once (depends_on_seed).
   uint32_t repetitions = 1;
+  // model.timeline: a sample of the run's gauges every timeline_accesses
+  // accesses, or every timeline_interval_s of modelled time; both 0: off.
+  uint64_t timeline_accesses = 0;
+  double timeline_interval_s = 0;
+  bool timeline() const { return timeline_accesses > 0 || timeline_interval_s > 0; }
 };
 
 struct Config {

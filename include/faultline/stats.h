@@ -42,6 +42,26 @@ struct Repetition {
 inline constexpr const char* kOutcomeCounter = "pgpgin";
 inline constexpr double kOutcomeFactor = 2.0;
 
+// A run over time (model.timeline): one row per sample, in the order of
+// `columns`; the first row is taken before the first access, the last after
+// the last one. `every` says how often samples were taken ("1000 accesses",
+// "0.01 s"); a long run keeps every other sample, and doubles the step,
+// each time it reaches kMaxTimelineRows.
+struct Timeline {
+  std::string every;
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+  bool empty() const { return rows.empty(); }
+  // The column's index, or columns.size() if there is none of that name.
+  size_t column(const std::string& name) const {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i] == name) return i;
+    }
+    return columns.size();
+  }
+};
+inline constexpr size_t kMaxTimelineRows = 4096;
+
 struct RunResult {
   std::string case_name;  // row of the matrix ("random", "stride1021")
   std::string variant;    // column ("baseline", "P1+P2")
@@ -51,6 +71,8 @@ struct RunResult {
   std::vector<FileResult> files;  // per file (medians too); empty: one file
   // Two or more: every seed's own counters, in seed order. Empty: one run.
   std::vector<Repetition> repetitions;
+  // model.timeline: the run over time (of the planned seed when repeated).
+  Timeline timeline;
 
   // The value of a counter, or `fallback` if the run has none of that name.
   double get(const std::string& name, double fallback = 0) const {

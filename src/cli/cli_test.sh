@@ -71,6 +71,28 @@ check "repeat: table" 0 "" "$bin" run "${small[@]}" --only random --repeat 3
 grep -q "seeds 1 to 3: medians of 3 runs" "$tmp/out" && grep -q "pgpgin GiB over the seeds" "$tmp/out" \
   && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: repeated table lacks its seeds or spread"; }
 
+# Timelines: an interval of zero or a malformed one is exit 2 naming the key, with no file;
+# --timeline-dir writes each run's CSV and SVG, the same bytes whatever -j.
+for v in 0 0ms x; do
+  check "timeline $v" 2 "model.timeline" "$bin" run "${small[@]}" --timeline $v -o "$tmp/tl.json"
+  [ -e "$tmp/tl.json" ] && { fail=$((fail + 1)); echo "FAIL: --timeline $v left an output file"; }
+done
+check "timeline-dir without a timeline" 2 "--timeline-dir: no run has a timeline" \
+  "$bin" run "${small[@]}" --timeline-dir "$tmp/tl0"
+[ -e "$tmp/tl0" ] && { fail=$((fail + 1)); echo "FAIL: --timeline-dir made a directory after an error"; }
+check "timeline of pft" 2 "model.timeline: the concurrent workloads" \
+  "$bin" run "$(dirname "$0")/../../scenarios/seed2-vma-refcnt.toml" -q --timeline 10
+"$bin" run "${small[@]}" --only random --timeline 50 --timeline-dir "$tmp/tl1" -j1 >"$tmp/tl1.txt"
+"$bin" run "${small[@]}" --only random --timeline 50 --timeline-dir "$tmp/tl2" -j2 >/dev/null
+if [ -s "$tmp/tl1/random_P2.timeline.csv" ] && [ -s "$tmp/tl1/random_P2.timeline.svg" ] \
+  && diff -r "$tmp/tl1" "$tmp/tl2" >/dev/null && [ "$(ls "$tmp/tl1" | wc -l)" -eq 8 ] \
+  && head -1 "$tmp/tl1/random_P2.timeline.csv" | grep -q '^accesses,elapsed_s,pgpgin,' \
+  && grep -q "random/P2: .* samples, one every 50 accesses" "$tmp/tl1.txt"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: --timeline-dir files missing, differ with -j, or the table lacks them"
+fi
+
 # explain: one run's account; a run the scenario lacks, or several, is exit 2 with no file.
 check "explain: no such run" 2 "--only: no run named 'nope'" \
   "$bin" explain "${small[@]}" --only nope -o "$tmp/ex.json"

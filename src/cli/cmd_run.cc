@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -18,19 +19,51 @@ int g_exit_code = 0;
 
 struct RunArgs : RunOptions {
   std::string trace_dir;
+  std::string timeline_dir;
 };
+
+// mkdir -p of one level: dir exists as a directory afterwards, or an error
+// names the option.
+Status make_dir(const std::string& option, const std::string& dir) {
+  ::mkdir(dir.c_str(), 0755);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(option + ": cannot create '" + dir + "'");
+  }
+  return Status::Ok();
+}
+
+// Each run's timeline as DIR/CASE_VARIANT.timeline.csv and .timeline.svg,
+// each written atomically.
+Status write_timelines(const std::string& dir, const std::vector<RunResult>& runs) {
+  for (const RunResult& r : runs) {
+    if (r.timeline.empty()) continue;
+    const std::string base = dir + "/" + file_safe(r.case_name) + "_" + file_safe(r.variant);
+    FAULTLINE_RETURN_IF_ERROR(
+        write_output(base + ".timeline.csv", report::format_timeline_csv(r.timeline)));
+    FAULTLINE_RETURN_IF_ERROR(write_output(base + ".timeline.svg", report::render_timeline_svg(r)));
+  }
+  return Status::Ok();
+}
 
 void do_run(const RunArgs& a) {
   auto planned = plan_scenario(a.scenario, a.assignments(), a.only);
   if (!planned.ok()) return fail(planned.status());
   const Scenario* sc = &planned->scenario;
   std::vector<PlannedRun>* plan = &planned->runs;
+  if (!a.timeline_dir.empty() && std::none_of(plan->begin(), plan->end(), [](const PlannedRun& r) {
+        return r.cfg.model.timeline();
+      })) {
+    return fail(Status::InvalidArgument(
+        "--timeline-dir: no run has a timeline (give --timeline N or set model.timeline)"));
+  }
   if (!a.trace_dir.empty()) {
-    ::mkdir(a.trace_dir.c_str(), 0755);
-    struct stat st {};
-    if (::stat(a.trace_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return fail(Status::InvalidArgument("--trace-dir: cannot create '" + a.trace_dir + "'"));
-    }
+    Status st = make_dir("--trace-dir", a.trace_dir);
+    if (!st.ok()) return fail(st);
+  }
+  if (!a.timeline_dir.empty()) {
+    Status st = make_dir("--timeline-dir", a.timeline_dir);
+    if (!st.ok()) return fail(st);
   }
   SimOptions opts;
   opts.jobs = a.jobs;
@@ -40,6 +73,10 @@ void do_run(const RunArgs& a) {
   if (!runs.ok()) return fail(runs.status());
   if (!mpi::is_root()) return;  // rank 0 has every result and writes the report
   const report::Meta meta{sc->name, sc->description, sc->source, kVersion};
+  if (!a.timeline_dir.empty()) {
+    Status st = write_timelines(a.timeline_dir, *runs);
+    if (!st.ok()) return fail(st);
+  }
   Status st = write_output(a.output, format_runs(a.format, meta, *runs));
   if (!st.ok()) return fail(st);
 }
@@ -79,6 +116,10 @@ void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_hel
   cmd->add_option("--repeat", o->repeat,
                   "N seeds per run, access.seed to access.seed + N - 1: medians and [min, max] "
                   "(model.repetitions; a run that does not depend on the seed runs once)");
+  cmd->add_option("--timeline", o->timeline,
+                  "sample each run every N accesses, or every T of modelled time (10ms, 0.5s): "
+                  "pgpgin, faults, the page cache and its LRU lists, mmap_miss, readahead "
+                  "(model.timeline)");
   cmd->add_option("-j,--jobs", o->jobs, "runs in parallel (default: one per core)");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress line");
 }
@@ -165,6 +206,8 @@ void add_run_command(CLI::App& app) {
       "run", "run a scenario on the model (no scenario: the seed 1 matrix, 20 GiB in 8 GiB)");
   add_run_options(run, a.get(), "table, json or csv");
   run->add_option("--trace-dir", a->trace_dir, "write the model's tracepoints of each run here");
+  run->add_option("--timeline-dir", a->timeline_dir,
+                  "write each run's timeline here: CSV, and SVG charts of memory and readahead");
   run->callback([a] { do_run(*a); });
 }
 

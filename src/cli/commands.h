@@ -42,10 +42,13 @@ struct RunOptions {
   bool quiet = false;
   // --repeat N: model.repetitions=N after every --set ("": the scenario's).
   std::string repeat;
-  // The --set assignments with --repeat's last.
+  // --timeline N|Ts: model.timeline=N|Ts after every --set ("": the scenario's).
+  std::string timeline;
+  // The --set assignments with --repeat's and --timeline's last.
   std::vector<std::string> assignments() const {
     std::vector<std::string> out = sets;
     if (!repeat.empty()) out.push_back("model.repetitions=" + repeat);
+    if (!timeline.empty()) out.push_back("model.timeline=" + timeline);
     return out;
   }
 };

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -83,6 +84,51 @@ struct Number {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.10g", v);
     return buf;
+  }
+};
+
+struct TimelineEvery {  // model.timeline: "off", N accesses, or modelled time ("10ms")
+  static std::string type() { return "off|N|Ts"; }
+  static Status parse(const std::string& key, const std::string& v, ModelConfig* out) {
+    const std::string want =
+        "off, a number of accesses such as 1000, or modelled time such as "
+        "10ms or 0.5s";
+    out->timeline_accesses = 0;
+    out->timeline_interval_s = 0;
+    if (v == "off") return Status::Ok();
+    if (!v.empty() && v.back() == 's') {
+      double scale = 1;
+      size_t digits = v.size() - 1;
+      if (v.size() >= 2 && (v[v.size() - 2] == 'm' || v[v.size() - 2] == 'u')) {
+        scale = v[v.size() - 2] == 'm' ? 1e-3 : 1e-6;
+        --digits;
+      }
+      const std::string num = v.substr(0, digits);
+      char* end = nullptr;
+      const double t = num.empty() ? 0 : std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(t)) {
+        return bad(key, want, v);
+      }
+      if (!(t > 0)) return Status::InvalidArgument(key + ": an interval must be greater than zero");
+      out->timeline_interval_s = t * scale;
+      return Status::Ok();
+    }
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18) {
+      return bad(key, want, v);
+    }
+    const uint64_t n = std::stoull(v);
+    if (n == 0) return Status::InvalidArgument(key + ": an interval must be greater than zero");
+    out->timeline_accesses = n;
+    return Status::Ok();
+  }
+  static std::string format(const ModelConfig& m) {
+    if (m.timeline_accesses) return std::to_string(m.timeline_accesses);
+    if (m.timeline_interval_s > 0) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%gs", m.timeline_interval_s);
+      return buf;
+    }
+    return "off";
   }
 };
 
@@ -295,6 +341,9 @@ const std::vector<KeyDef>& key_table() {
                            "runs of each case and variant, seeds access.seed, +1, ...: the "
                            "median and [min, max] (once if the stream does not depend on the "
                            "seed)"),
+        key<TimelineEvery>("model.timeline", FAULTLINE_FIELD(model),
+                           "sample the run over time: every N accesses, or every T of modelled "
+                           "time (10ms, 0.5s); off: no timeline"),
     };
     k.insert(k.end(), rest.begin(), rest.end());
     return k;
@@ -555,6 +604,10 @@ Status validate(const Config& c) {
   if (c.model.repetitions == 0) return err("model.repetitions: must be at least 1");
   if (c.model.repetitions > kMaxRepetitions) {
     return err("model.repetitions: at most " + std::to_string(kMaxRepetitions));
+  }
+  if (c.model.timeline() &&
+      (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault)) {
+    return err("model.timeline: the concurrent workloads (pft, lat_pagefault) have no timeline");
   }
   if (c.file.size == 0) return err("file.size: must be greater than zero");
   if (c.file.size >= (uint64_t{1} << 44)) return err("file.size: at most 16 TiB");

@@ -8,6 +8,7 @@
 
 #include "engine/counters.h"
 #include "engine/machine.h"
+#include "engine/timeline.h"
 #include "mm/filemap.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
@@ -320,6 +321,10 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
   const mm::VmStat before = k.vmstat();
   const double t0 = k.now_ns();
   replay.start();
+  TimelineSampler timeline(cfg.model, k, before, t0, [&replay] {
+    const TaskCounters t = replay.task_counters();
+    return std::pair<uint64_t, uint64_t>{t.min_flt, t.maj_flt};
+  });
   k.set_tracer(tracer);
   std::vector<Event> batch(4096);
   uint64_t done = 0;
@@ -327,6 +332,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
     for (size_t i = 0; i < n; ++i) {
       k.set_access_seq(done + i);
       replay.apply(batch[i]);
+      timeline.after_access(done + i + 1);
     }
     done += n;
     if (progress) progress(done, info.nr_events);
@@ -337,6 +343,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
 
   RunResult r;
   r.config = effective_keys(cfg);
+  r.timeline = timeline.finish(done);
   report_counters(k.vmstat() - before, replay.task_counters(), (k.now_ns() - t0) / 1e9, &r);
   uint64_t cached = 0;
   for (const mm::AddressSpace* as : replay.files()) cached += as->nr_cached_pages();

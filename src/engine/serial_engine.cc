@@ -13,6 +13,7 @@
 #include "engine/file_set.h"
 #include "engine/machine.h"
 #include "engine/recording_replay.h"
+#include "engine/timeline.h"
 #include "mm/filemap.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
@@ -34,6 +35,8 @@ struct Stream {
   const Config& cfg;
   uint64_t map_pages;
   const RunProgress& progress;
+  TimelineSampler& timeline;
+  uint64_t done = 0;  // accesses replayed
 };
 
 // The generated (or traced) pages, each touched through the mapping, or
@@ -52,14 +55,16 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
       s.k.set_access_seq(done + i);
       if (read_method) {
         mm::filemap_read(s.k, s.file, (s.vma.vm_pgoff + buf[i]) << mm::kPageShift, read_size);
-        continue;
+      } else {
+        mm::handle_access(s.k, s.vma, buf[i], write);
+        if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
+          mm::do_madvise(s.k, s.vma, 0, s.map_pages, mm::Madvise::kDontneed);
+        }
       }
-      mm::handle_access(s.k, s.vma, buf[i], write);
-      if (dontneed_every && (done + i + 1) % dontneed_every == 0) {
-        mm::do_madvise(s.k, s.vma, 0, s.map_pages, mm::Madvise::kDontneed);
-      }
+      s.timeline.after_access(done + i + 1);
     }
     done += n;
+    s.done = done;
     if (s.progress) s.progress(done, (*gen)->total());
   }
   return (*gen)->status();
@@ -76,6 +81,8 @@ Status replay_traced_reads(Stream& s, const workload::AccessSpec& spec) {
     const workload::ByteRange& r = (*ranges)[i];
     s.k.set_access_seq(i);
     mm::filemap_read(s.k, s.file, base + r.offset, r.length ? r.length : s.cfg.access.read_size);
+    s.timeline.after_access(i + 1);
+    s.done = i + 1;
     if (s.progress && ((i + 1) % 4096 == 0 || i + 1 == n)) s.progress(i + 1, n);
   }
   return Status::Ok();
@@ -122,7 +129,10 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   }
 
   const workload::AccessSpec spec = make_access_spec(cfg);
-  Stream st{k, *vma, *file, cfg, map_pages, progress};
+  TimelineSampler timeline(cfg.model, k, before, t0, [&mm] {
+    return std::pair<uint64_t, uint64_t>{mm.min_flt, mm.maj_flt};
+  });
+  Stream st{k, *vma, *file, cfg, map_pages, progress, timeline};
   k.set_tracer(tracer);
   const Status replayed =
       cfg.access.method == AccessMethod::kRead && spec.pattern == Pattern::kTrace
@@ -135,6 +145,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
 
   RunResult r;
   r.config = effective_keys(cfg);
+  r.timeline = timeline.finish(st.done);
   TaskCounters task;
   task.min_flt = mm.min_flt;
   task.maj_flt = mm.maj_flt;

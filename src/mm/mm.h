@@ -151,12 +151,16 @@ class Kernel {
   VmStat& vmstat() { return vmstat_; }
   const VmStat& vmstat() const { return vmstat_; }
   Lruvec& lruvec() { return lruvec_; }
+  const Lruvec& lruvec() const { return lruvec_; }
   const BackingDev& bdi() const { return bdi_; }
   const CpuCosts& cpu() const { return cpu_; }
 
   // Creates an inode's page cache; the Kernel owns it.
   AddressSpace* new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order);
   AddressSpace* address_space(uint32_t ino) { return spaces_[ino].get(); }
+  // Every inode's page cache and every open file, for the model's gauges.
+  const std::vector<std::unique_ptr<AddressSpace>>& address_spaces() const { return spaces_; }
+  const std::vector<std::unique_ptr<File>>& files() const { return files_; }
   // open(): a struct file with f_ra initialised from the bdi (file_ra_state_init).
   File* open(AddressSpace* mapping);
   // mmap(): a VMA of nr_pages at a 2 MiB-aligned address plus align_offset

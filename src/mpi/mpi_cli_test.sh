@@ -33,6 +33,9 @@ check "run on 3 ranks equals one process's" 'cmp -s "$tmp/run1.json" "$tmp/run3.
 "$bin" run -q "$tmp/s.toml" --repeat 4 --format json -o "$tmp/rep1.json"
 "${mpi[@]}" "$bin" run -q "$tmp/s.toml" --repeat 4 --format json -o "$tmp/rep3.json" 2>>"$tmp/err"
 check "a run of 4 seeds on 3 ranks equals one process's" 'grep -q repetitions "$tmp/rep1.json" && cmp -s "$tmp/rep1.json" "$tmp/rep3.json"'
+"$bin" run -q "$tmp/s.toml" --timeline 50 --format json -o "$tmp/tl1.json"
+"${mpi[@]}" "$bin" run -q "$tmp/s.toml" --timeline 50 --format json -o "$tmp/tl3.json" 2>>"$tmp/err"
+check "timelines on 3 ranks equal one process's" 'grep -q timeline "$tmp/tl1.json" && cmp -s "$tmp/tl1.json" "$tmp/tl3.json"'
 
 # One run of the sweep fails when it runs (its trace is missing).
 printf '1\n2\n3\n' >"$tmp/t1.txt"

@@ -271,6 +271,14 @@ std::string encode_results(const std::vector<std::pair<uint64_t, RunResult>>& re
       w.u64(rep.seed);
       w.counters(rep.counters);
     }
+    w.str(r.timeline.every);
+    w.u64(r.timeline.columns.size());
+    for (const std::string& c : r.timeline.columns) w.str(c);
+    w.u64(r.timeline.rows.size());
+    for (const std::vector<double>& row : r.timeline.rows) {
+      w.u64(row.size());
+      for (double v : row) w.f64(v);
+    }
   }
   return w.take();
 }
@@ -301,6 +309,22 @@ Result<std::vector<std::pair<uint64_t, RunResult>>> decode_results(const std::st
     r.repetitions.resize(nr);
     for (Repetition& rep : r.repetitions) {
       if (!rd.u64(&rep.seed) || !rd.counters(&rep.counters)) return bad();
+    }
+    uint64_t ncol = 0, nrow = 0;
+    if (!rd.str(&r.timeline.every) || !rd.u64(&ncol) || ncol > bytes.size()) return bad();
+    r.timeline.columns.resize(ncol);
+    for (std::string& c : r.timeline.columns) {
+      if (!rd.str(&c)) return bad();
+    }
+    if (!rd.u64(&nrow) || nrow > bytes.size()) return bad();
+    r.timeline.rows.resize(nrow);
+    for (std::vector<double>& row : r.timeline.rows) {
+      uint64_t nv = 0;
+      if (!rd.u64(&nv) || nv > bytes.size()) return bad();
+      row.resize(nv);
+      for (double& v : row) {
+        if (!rd.f64(&v)) return bad();
+      }
     }
   }
   if (!rd.done()) return bad();

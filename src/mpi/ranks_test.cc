@@ -23,6 +23,8 @@ RunResult sample(int i) {
                 {"model.inf", std::numeric_limits<double>::infinity()}};
   if (i == 2) r.files = {{"index", {{"pgpgin", 1.5}}}, {"", {}}};
   if (i == 3) r.repetitions = {{3, {{"pgpgin", 4.0}}}, {4, {{"pgpgin", 1e9 + 0.5}}}};
+  if (i == 1)
+    r.timeline = {"100 accesses", {"accesses", "elapsed_s"}, {{0, 0}, {100, 0.1 + 1e-17}}};
   return r;
 }
 
@@ -57,6 +59,9 @@ TEST(Ranks, ResultsRoundTripExactly) {
       ASSERT_EQ(a.repetitions[j].counters.size(), b.repetitions[j].counters.size());
       EXPECT_EQ(a.repetitions[j].counters[0].value, b.repetitions[j].counters[0].value);
     }
+    EXPECT_EQ(a.timeline.every, b.timeline.every);
+    EXPECT_EQ(a.timeline.columns, b.timeline.columns);
+    EXPECT_EQ(a.timeline.rows, b.timeline.rows);
   }
 }
 

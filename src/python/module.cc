@@ -362,6 +362,18 @@ py::list repetitions_list(const RunResult& r) {
   return out;
 }
 
+// model.timeline: {column: [value per sample]}, columns in order; {} without one.
+py::dict timeline_dict(const RunResult& r) {
+  py::dict d;
+  const Timeline& t = r.timeline;
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    py::list values;
+    for (const std::vector<double>& row : t.rows) values.append(c < row.size() ? row[c] : NAN);
+    d[py::str(t.columns[c])] = values;
+  }
+  return d;
+}
+
 py::dict sweep_dict(const Run& r) {
   py::dict d;
   for (const SweptValue& s : r.sweep) d[py::str(s.key)] = s.text;
@@ -392,6 +404,10 @@ bool same_run(const Run& a, const Run& b) {
   }
   for (size_t i = 0; i < a.sweep.size(); ++i) {
     if (a.sweep[i].key != b.sweep[i].key || a.sweep[i].text != b.sweep[i].text) return false;
+  }
+  if (x.timeline.every != y.timeline.every || x.timeline.columns != y.timeline.columns ||
+      x.timeline.rows != y.timeline.rows) {
+    return false;
   }
   if (x.repetitions.size() != y.repetitions.size()) return false;
   for (size_t i = 0; i < x.repetitions.size(); ++i) {
@@ -546,6 +562,13 @@ void define_module(py::module_& m) {
           },
           "the repetitions' seeds grouped by outcome (pgpgin apart by more than 2x): several "
           "lists when the median hides a threshold")
+      .def_property_readonly(
+          "timeline", [](const Run& r) { return timeline_dict(r.result); },
+          "the run over time (model.timeline): {column: [value per sample]}, ready for "
+          "pandas.DataFrame; {} without a timeline")
+      .def_property_readonly(
+          "timeline_every", [](const Run& r) { return r.result.timeline.every; },
+          "how often the timeline was sampled ('1000 accesses', '0.01 s'); '' without one")
       .def_property_readonly("sweep", &sweep_dict,
                              "the swept keys' values at this run's point, key -> str (sweep())")
       .def(
@@ -572,7 +595,8 @@ void define_module(py::module_& m) {
                             "sweep"_a = sweep_dict(r), "config"_a = config_dict(r.result),
                             "counters"_a = counters_dict(r.result.counters),
                             "files"_a = files_dict(r.result),
-                            "repetitions"_a = repetitions_list(r.result));
+                            "repetitions"_a = repetitions_list(r.result),
+                            "timeline"_a = timeline_dict(r.result));
           },
           "the run as plain dicts and lists")
       .def(

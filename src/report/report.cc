@@ -176,12 +176,13 @@ void describe_outcomes(std::string& out, const std::string& what,
       }
       list += (k ? ", " : "") + std::to_string(seeds[g[k]]);
     }
-    out += fmt::format(
-        "  {} {}: {} of {} runs ({:.0f} %), seed{} {}\n", kOutcomeCounter,
-        lo == hi
-            ? format_counter(kOutcomeCounter, lo)
-            : format_counter(kOutcomeCounter, lo) + " to " + format_counter(kOutcomeCounter, hi),
-        g.size(), values.size(), 100.0 * g.size() / values.size(), g.size() == 1 ? "" : "s", list);
+    out += fmt::format("  {} {}: {} of {} runs ({:.0f} %), seed{} {}\n", kOutcomeCounter,
+                       lo == hi ? format_counter(kOutcomeCounter, lo)
+                                : format_counter(kOutcomeCounter, lo) + " to " +
+                                      format_counter(kOutcomeCounter, hi),
+                       g.size(), values.size(),
+                       100.0 * static_cast<double>(g.size()) / static_cast<double>(values.size()),
+                       g.size() == 1 ? "" : "s", list);
   }
 }
 
@@ -285,6 +286,17 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
     matrix(out, "majflt over the seeds: [min, max]", runs, majflt_spread);
     outcome_notes(out, runs);
   }
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunResult& r) { return r.timeline.rows.size() > 1; })) {
+    out +=
+        "over time (model.timeline; every sample: --format json, or --timeline-dir DIR for CSV "
+        "and SVG)\n";
+    for (const RunResult& r : runs) {
+      const std::string m = timeline_moments(r);
+      if (!m.empty()) out += fmt::format("  {}/{}: {}\n", r.case_name, r.variant, m);
+    }
+    out += "\n";
+  }
   for (const RunResult& r : runs) {
     if (r.files.empty()) continue;
     out += fmt::format("{}/{}: per file (what the accesses to each file caused)\n", r.case_name,
@@ -355,6 +367,17 @@ nlohmann::ordered_json run_json(const RunResult& r) {
       }
       o["outcomes"] = outcomes;
     }
+  }
+  if (!r.timeline.empty()) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const std::vector<double>& row : r.timeline.rows) {
+      nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+      for (size_t c = 0; c < row.size(); ++c) {
+        cells.push_back(counters_json({{r.timeline.columns[c], row[c]}})[r.timeline.columns[c]]);
+      }
+      rows.push_back(std::move(cells));
+    }
+    o["timeline"] = {{"every", r.timeline.every}, {"columns", r.timeline.columns}, {"rows", rows}};
   }
   if (!r.files.empty()) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();

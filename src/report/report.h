@@ -24,6 +24,15 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs);
 std::string format_json(const Meta& meta, const std::vector<RunResult>& runs);
 std::string format_csv(const std::vector<RunResult>& runs);
 
+// A run's timeline (model.timeline): CSV with a header of its columns; the
+// moments a table names (the cache full, the first refault, read-around
+// off), "" without a timeline; a self-contained SVG of five charts over the
+// accesses: the page cache and its LRU lists, reads and refaults, faults,
+// readahead windows, mmap_miss.
+std::string format_timeline_csv(const Timeline& t);
+std::string timeline_moments(const RunResult& r);
+std::string render_timeline_svg(const RunResult& r);
+
 // Numbers printed the same way everywhere: integers without a decimal
 // point, others with up to 6 significant digits.
 std::string format_number(double v);

@@ -19,7 +19,8 @@ RunResult bistable() {
   const double pgpgin[] = {1.1 * 1048576, 225.0 * 1048576, 224.0 * 1048576, 1.0 * 1048576,
                            226.0 * 1048576};
   for (uint64_t s = 1; s <= 5; ++s) {
-    r.repetitions.push_back({s, {{"pgpgin", pgpgin[s - 1]}, {"majflt", 100.0 + s}}});
+    r.repetitions.push_back(
+        {s, {{"pgpgin", pgpgin[s - 1]}, {"majflt", 100.0 + static_cast<double>(s)}}});
   }
   r.counters = {{"pgpgin", 224.0 * 1048576}, {"majflt", 103}};
   return r;
@@ -43,7 +44,8 @@ TEST(Report, TableNamesEachOutcomeAndItsSeeds) {
 
 TEST(Report, OneOutcomeIsNotCalledTwo) {
   RunResult r = bistable();
-  for (Repetition& rep : r.repetitions) rep.counters[0].value = 100.0 + rep.seed;
+  for (Repetition& rep : r.repetitions)
+    rep.counters[0].value = 100.0 + static_cast<double>(rep.seed);
   const std::string t = format_table(kMeta, {r});
   EXPECT_EQ(t.find("outcomes"), std::string::npos) << t;
 }

@@ -217,7 +217,7 @@ std::string format_sweep_json(const Meta& meta, const Sweep& sweep) {
     o["sweep"] = swept;
     o["config"] = base["config"];
     o["counters"] = base["counters"];
-    for (const char* k : {"spread", "repetitions", "outcomes"}) {
+    for (const char* k : {"spread", "repetitions", "outcomes", "timeline"}) {
       if (base.contains(k)) o[k] = base[k];
     }
     // The command line that reruns exactly this run.

@@ -285,3 +285,22 @@ def test_gil_released_while_the_model_runs():
 def test_counters_are_finite_numbers():
     for r in faultline.run(SEED4):
         assert all(isinstance(v, float) and math.isfinite(v) for v in r.counters.values())
+
+
+def test_timeline_columns_end_at_the_counters():
+    runs = faultline.run(SEED4, set={"model.timeline": 1000})
+    r = runs[0]
+    t = r.timeline
+    assert r.timeline_every == "1000 accesses"
+    assert list(t)[:3] == ["accesses", "elapsed_s", "pgpgin"]
+    n = len(t["accesses"])
+    assert n >= 2 and all(len(v) == n for v in t.values())
+    assert t["accesses"][0] == 0
+    assert t["pgpgin"][-1] == r["pgpgin"] and t["minflt"][-1] == r["minflt"]
+    assert t["accesses"] == sorted(t["accesses"])
+    assert faultline.run(SEED4)[0].timeline == {}
+
+
+def test_timeline_of_zero_is_a_value_error():
+    with pytest.raises(ValueError, match="model.timeline"):
+        faultline.run(SEED4, set={"model.timeline": 0})
