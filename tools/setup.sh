@@ -10,6 +10,8 @@ packages=(
   git python3 python3-numpy python3-lmdb  # scripts/validate
   python3-dev python3-pybind11 python3-pytest python3-pandas python3-matplotlib  # the Python module
   openmpi-bin libopenmpi-dev bc  # sweeps on MPI (bc: bench/mpi)
+  clang libclang-rt-14-dev  # the libFuzzer targets of fuzz/ (tools/fuzz.sh)
+  valgrind  # tests/memcheck_test.sh
 )
 missing=()
 for p in "${packages[@]}"; do

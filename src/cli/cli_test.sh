@@ -143,6 +143,7 @@ fi
 sw=(sweep --only random --set file.size=64MiB --set machine.memory=1GiB -q)
 check "sweep: unknown key" 2 "unknown key 'access.strid'" "$bin" "${sw[@]}" --vary access.strid=1,2
 check "sweep: empty list" 2 "access.stride: empty value list" "$bin" "${sw[@]}" --vary access.stride=
+check "sweep: range past 2^64" 2 "END .* is not a value of the key" "$bin" "${sw[@]}" --vary device.read_ahead_kb=128..99999999999999999999999*2
 check "sweep: malformed range" 2 "malformed range '1..8'" "$bin" "${sw[@]}" --vary access.stride=1..8
 check "sweep: bad value" 2 "device.read_ahead_kb: expected" "$bin" "${sw[@]}" --vary device.read_ahead_kb=128,abc
 check "sweep: no --vary" 2 "--vary" "$bin" "${sw[@]}"

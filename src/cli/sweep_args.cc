@@ -33,7 +33,8 @@ std::optional<double> to_number(KeyKind kind, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  if (kind == KeyKind::kInt && (v < 0 || v != std::floor(v))) return std::nullopt;
+  // An integer key's value is a uint64_t: 2^64 and above is none.
+  if (kind == KeyKind::kInt && (v < 0 || v != std::floor(v) || v >= 0x1p64)) return std::nullopt;
   return v;
 }
 
@@ -85,6 +86,8 @@ Status expand_range(const std::string& key, KeyKind kind, const std::string& tex
   const double limit = *end * (1 + 1e-9);
   size_t n = 0;
   for (double v = *start; v <= limit;) {
+    // Sizes and integers end at 2^64 - 1, whatever END was rounded to.
+    if (kind != KeyKind::kNumber && v >= 0x1p64) break;
     if (++n > kMaxSweepValues) {
       return Status::InvalidArgument("--vary " + key + ": '" + text + "' gives more than " +
                                      std::to_string(kMaxSweepValues) + " values");

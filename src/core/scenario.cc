@@ -94,8 +94,9 @@ Status parse_expect(const toml::node& n, const std::string& src, Scenario* sc) {
     const toml::table* t = item.as_table();
     if (!t) return Status::InvalidArgument(src + ": each [[expect]] must be a table");
     Expectation e;
-    for (const auto& [k, v] : *t) {
+    for (const auto& [k, value] : *t) {
       const std::string key(k.str());
+      const toml::node& v = value;  // clang 14 cannot capture a structured binding
       auto num = [&](std::optional<double>* out) -> Status {
         if (!v.is_number())
           return Status::InvalidArgument(src + ": expect." + key + " must be a number");

@@ -150,7 +150,6 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
   }
   std::vector<Result<RunResult>> results(job_list.size(), Status::Unavailable("not run"));
   std::vector<std::atomic<uint64_t>> done(job_list.size());
-  std::vector<uint64_t> totals(job_list.size(), 0);
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
   const int jobs = opts.jobs > 0 ? opts.jobs : usable_cpus();
@@ -176,9 +175,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
       // The timeline, as the tracepoints, is of the planned seed only.
       if (job_list[j].rep > 0) cfg.model.timeline_accesses = 0, cfg.model.timeline_interval_s = 0;
       engine::Engine& engine = engine::is_concurrent_workload(cfg) ? *concurrent : *serial;
-      auto r = engine.run(cfg, tracer.get(), [&, j](uint64_t d, uint64_t t) {
+      auto r = engine.run(cfg, tracer.get(), [&, j](uint64_t d, uint64_t) {
         done[j].store(d, std::memory_order_relaxed);
-        totals[j] = t;
       });
       if (r.ok()) {
         r->case_name = run.case_name;
@@ -202,11 +200,8 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (secs < 2.0) continue;
-      uint64_t d = 0, t = 0;
-      for (size_t j = 0; j < job_list.size(); ++j) {
-        d += done[j].load(std::memory_order_relaxed);
-        t += totals[j];
-      }
+      uint64_t d = 0;
+      for (size_t j = 0; j < job_list.size(); ++j) d += done[j].load(std::memory_order_relaxed);
       std::fprintf(stderr, "%sfaultline: %zu/%zu runs done, %llu accesses replayed, %.1f s%s",
                    tty ? "\r" : "", finished.load(), job_list.size(), (unsigned long long)d, secs,
                    tty ? "   " : "\n");
