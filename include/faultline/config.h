@@ -149,6 +149,9 @@ struct ModelConfig {
   uint64_t timeline_accesses = 0;
   double timeline_interval_s = 0;
   bool timeline() const { return timeline_accesses > 0 || timeline_interval_s > 0; }
+  // model.invariants: check the model's state every N accesses and at the
+  // end (mm/invariants.h); 0: never. A violation fails the run.
+  uint64_t invariants = 0;
 };
 
 struct Config {

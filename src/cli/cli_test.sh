@@ -93,6 +93,9 @@ else
   fail=$((fail + 1)); echo "FAIL: --timeline-dir files missing, differ with -j, or the table lacks them"
 fi
 
+check "invariants on a limit scenario" 0 "" "$bin" run "$(dirname "$0")/../../scenarios/fidelity/limit.toml" -q --set model.invariants=97
+check "invariants on tmpfs" 0 "" "$bin" run "$(dirname "$0")/../../scenarios/seed4-shmem-fault-around.toml" -q --set model.invariants=97
+
 # explain: one run's account; a run the scenario lacks, or several, is exit 2 with no file.
 check "explain: no such run" 2 "--only: no run named 'nope'" \
   "$bin" explain "${small[@]}" --only nope -o "$tmp/ex.json"

@@ -143,6 +143,8 @@ int exit_status(const Status& st) {
       return kExitInterrupted;
     case Status::Code::kProgramFailed:
       return kExitProgram;
+    case Status::Code::kInternal:
+      return kExitInternal;
   }
   return kExitInternal;
 }

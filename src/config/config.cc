@@ -341,6 +341,9 @@ const std::vector<KeyDef>& key_table() {
                            "runs of each case and variant, seeds access.seed, +1, ...: the "
                            "median and [min, max] (once if the stream does not depend on the "
                            "seed)"),
+        key<Int<uint64_t>>("model.invariants", FAULTLINE_FIELD(model.invariants),
+                           "check the model's state (folios, LRU lists, page tables, RSS, "
+                           "charge, mmap_miss) every N accesses and at the end; 0: never"),
         key<TimelineEvery>("model.timeline", FAULTLINE_FIELD(model),
                            "sample the run over time: every N accesses, or every T of modelled "
                            "time (10ms, 0.5s); off: no timeline"),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/counters.h"
+#include "engine/invariant_check.h"
 #include "engine/machine.h"
 #include "engine/timeline.h"
 #include "mm/filemap.h"
@@ -146,6 +147,13 @@ class Replay {
   uint64_t skipped() const { return skipped_; }
   const std::vector<FileShare>& shares() const { return shares_; }
   const std::vector<mm::AddressSpace*>& files() const { return files_; }
+  // Every process's address space.
+  std::vector<const mm::Mm*> mms() const {
+    std::vector<const mm::Mm*> out;
+    for (const Process& p : procs_) out.push_back(p.mm.get());
+    return out;
+  }
+
   TaskCounters task_counters() const {
     TaskCounters t;
     for (const Process& p : procs_) {
@@ -325,6 +333,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
     const TaskCounters t = replay.task_counters();
     return std::pair<uint64_t, uint64_t>{t.min_flt, t.maj_flt};
   });
+  InvariantCheck invariants(cfg.model.invariants, k, [&replay] { return replay.mms(); });
   k.set_tracer(tracer);
   std::vector<Event> batch(4096);
   uint64_t done = 0;
@@ -333,6 +342,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
       k.set_access_seq(done + i);
       replay.apply(batch[i]);
       timeline.after_access(done + i + 1);
+      invariants.after_access(done + i + 1);
     }
     done += n;
     if (progress) progress(done, info.nr_events);
@@ -340,6 +350,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
   k.set_tracer(nullptr);
   FAULTLINE_RETURN_IF_ERROR((*reader)->status());
   replay.finish();
+  FAULTLINE_RETURN_IF_ERROR(invariants.finish(done));
 
   RunResult r;
   r.config = effective_keys(cfg);

@@ -11,6 +11,7 @@
 #include "engine/counters.h"
 #include "engine/engine.h"
 #include "engine/file_set.h"
+#include "engine/invariant_check.h"
 #include "engine/machine.h"
 #include "engine/recording_replay.h"
 #include "engine/timeline.h"
@@ -36,6 +37,7 @@ struct Stream {
   uint64_t map_pages;
   const RunProgress& progress;
   TimelineSampler& timeline;
+  InvariantCheck& invariants;
   uint64_t done = 0;  // accesses replayed
 };
 
@@ -62,6 +64,7 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
         }
       }
       s.timeline.after_access(done + i + 1);
+      s.invariants.after_access(done + i + 1);
     }
     done += n;
     s.done = done;
@@ -82,6 +85,7 @@ Status replay_traced_reads(Stream& s, const workload::AccessSpec& spec) {
     s.k.set_access_seq(i);
     mm::filemap_read(s.k, s.file, base + r.offset, r.length ? r.length : s.cfg.access.read_size);
     s.timeline.after_access(i + 1);
+    s.invariants.after_access(i + 1);
     s.done = i + 1;
     if (s.progress && ((i + 1) % 4096 == 0 || i + 1 == n)) s.progress(i + 1, n);
   }
@@ -132,7 +136,9 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   TimelineSampler timeline(cfg.model, k, before, t0, [&mm] {
     return std::pair<uint64_t, uint64_t>{mm.min_flt, mm.maj_flt};
   });
-  Stream st{k, *vma, *file, cfg, map_pages, progress, timeline};
+  InvariantCheck invariants(cfg.model.invariants, k,
+                            [&mm] { return std::vector<const mm::Mm*>{&mm}; });
+  Stream st{k, *vma, *file, cfg, map_pages, progress, timeline, invariants};
   k.set_tracer(tracer);
   const Status replayed =
       cfg.access.method == AccessMethod::kRead && spec.pattern == Pattern::kTrace
@@ -140,6 +146,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
           : replay_stream(st, spec);
   k.set_tracer(nullptr);
   FAULTLINE_RETURN_IF_ERROR(replayed);
+  FAULTLINE_RETURN_IF_ERROR(invariants.finish(st.done));
   // Readahead still cached at the end that the workload never touched.
   k.vmstat().inc(mm::VmEvent::ra_wasted_unused, as->nr_ra_unused_pages());
 

@@ -136,6 +136,8 @@ Status status_of(int code, const std::string& message) {
       return Status::Interrupted(message);
     case C::kProgramFailed:
       return Status::ProgramFailed(message);
+    case C::kInternal:
+      return Status::Internal(message);
     case C::kIoError:
       break;
   }

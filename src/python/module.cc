@@ -61,6 +61,7 @@ constexpr const char* kDictSource = "<dict>";
     case Status::Code::kOk:
     case Status::Code::kUnavailable:
     case Status::Code::kProgramFailed:
+    case Status::Code::kInternal:
       break;
   }
   PyErr_SetString(type, st.message().c_str());

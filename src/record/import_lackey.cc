@@ -138,6 +138,14 @@ Result<ImportReport> import_lackey(const std::string& in, const std::string& out
                                      "decimal size), got '" +
                                      line + "'");
     }
+    // One load or store of one instruction: valgrind splits longer ones
+    // (rep movs) into one line per access, so a size past a page is no
+    // lackey line, and would walk pages without end.
+    if (size > kPage || addr > UINT64_MAX - kPage) {
+      return Status::InvalidArgument(in + ":" + std::to_string(rep.lines) + ": an access of " +
+                                     std::to_string(size) + " bytes in '" + line +
+                                     "' (a lackey access is at most 4096 bytes)");
+    }
     if (!started) start();
     const uint64_t now = accesses++;
     const bool store = s[1] != 'L';

@@ -20,7 +20,8 @@ class Status {
     kPermission,
     kUnavailable,
     kInterrupted,
-    kProgramFailed  // a program faultline ran (recorded, probed) failed or was not found
+    kProgramFailed,  // a program faultline ran (recorded, probed) failed or was not found
+    kInternal        // faultline's own state is inconsistent (model.invariants): a bug
   };
 
   Status() = default;
@@ -34,6 +35,7 @@ class Status {
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status Interrupted(std::string msg) { return {Code::kInterrupted, std::move(msg)}; }
   static Status ProgramFailed(std::string msg) { return {Code::kProgramFailed, std::move(msg)}; }
+  static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -1,0 +1,160 @@
+#include "mm/invariants.h"
+
+#include <string>
+#include <unordered_set>
+
+namespace faultline::mm {
+namespace {
+
+constexpr size_t kMaxReported = 8;  // the first few say what went wrong
+
+struct Report {
+  std::vector<std::string> out;
+  void add(std::string s) {
+    if (out.size() < kMaxReported) out.push_back(std::move(s));
+  }
+};
+
+std::string at(const AddressSpace& as, pgoff_t i) {
+  return "ino " + std::to_string(as.ino()) + " index " + std::to_string(i);
+}
+
+// Folios are naturally aligned and cover whole ranges of one order; a slot
+// holds a folio or a shadow, never both; tmpfs keeps no shadows; the
+// cached count is the folios' pages. Returns the resident folios' heads.
+std::vector<pgoff_t> check_folios(const AddressSpace& as, Report& r) {
+  std::vector<pgoff_t> heads;
+  uint64_t cached = 0;
+  for (pgoff_t i = 0; i < as.nr_pages();) {
+    if (as.has_shadow(i)) {
+      if (as.present(i)) r.add(at(as, i) + ": a folio and a shadow entry in one slot");
+      if (as.shmem()) r.add(at(as, i) + ": a shadow entry in tmpfs");
+    }
+    if (!as.present(i)) {
+      ++i;
+      continue;
+    }
+    const unsigned order = as.order(i);
+    const uint64_t nr = uint64_t{1} << order;
+    if (i % nr != 0) {
+      r.add(at(as, i) + ": a folio of order " + std::to_string(order) + " not aligned");
+      ++i;
+      continue;
+    }
+    for (pgoff_t j = i; j < i + nr && j < as.nr_pages(); ++j) {
+      if (!as.present(j) || as.order(j) != order) {
+        r.add(at(as, j) + ": inside the folio at " + std::to_string(i) + " but not part of it");
+      }
+      ++cached;
+    }
+    heads.push_back(i);
+    i += nr;
+  }
+  if (cached != as.nr_cached_pages()) {
+    r.add("ino " + std::to_string(as.ino()) + ": " + std::to_string(cached) +
+          " pages in folios, nr_cached_pages says " + std::to_string(as.nr_cached_pages()));
+  }
+  return heads;
+}
+
+uint64_t key(uint32_t ino, pgoff_t index) { return (uint64_t{ino} << 40) | index; }
+
+}  // namespace
+
+std::vector<std::string> check_invariants(const Kernel& k, const std::vector<const Mm*>& mms) {
+  Report r;
+  // The LRU lists: the live entries (lru_pop_tail's test) are exactly the
+  // folios flagged PG_lru, each once, on the list PG_active names; the
+  // lists' page counts are their live folios' pages.
+  std::unordered_set<uint64_t> on_lru;
+  const Lruvec& lv = k.lruvec();
+  for (const bool active : {false, true}) {
+    uint64_t pages = 0;
+    for (const LruEntry& e : active ? lv.active : lv.inactive) {
+      const AddressSpace* as =
+          e.ino < k.address_spaces().size() ? k.address_spaces()[e.ino].get() : nullptr;
+      if (!as) {
+        r.add("an LRU entry of ino " + std::to_string(e.ino) + ", which does not exist");
+        continue;
+      }
+      if (e.index >= as->nr_pages() || !as->present(e.index) || as->head(e.index) != e.index ||
+          as->lru_seq(e.index) != e.seq) {
+        continue;  // stale: the folio left the list or moved since
+      }
+      if (!on_lru.insert(key(e.ino, e.index)).second) {
+        r.add(at(*as, e.index) + ": on the LRU lists twice");
+      }
+      if (!as->test(e.index, kPgLru)) r.add(at(*as, e.index) + ": on an LRU list without PG_lru");
+      if (as->test(e.index, kPgActive) != active) {
+        r.add(at(*as, e.index) + ": PG_active disagrees with the list it is on");
+      }
+      pages += as->folio_nr_pages(e.index);
+    }
+    if (pages != (active ? lv.nr_active : lv.nr_inactive)) {
+      r.add(std::string(active ? "active" : "inactive") + " list: " + std::to_string(pages) +
+            " pages in live entries, the count says " +
+            std::to_string(active ? lv.nr_active : lv.nr_inactive));
+    }
+  }
+  uint64_t cached = 0;
+  for (const auto& as : k.address_spaces()) {
+    if (!as) continue;
+    for (const pgoff_t h : check_folios(*as, r)) {
+      const uint64_t in_file = std::min<uint64_t>(as->folio_nr_pages(h), as->nr_pages() - h);
+      cached += in_file;
+      const bool listed = on_lru.count(key(as->ino(), h)) > 0;
+      if (as->test(h, kPgLru) && !listed) r.add(at(*as, h) + ": PG_lru but on no list");
+      // tmpfs folios are swap-backed: the kernel keeps them on the anon
+      // LRU, which the model (no swap) does not keep.
+      if (!as->shmem() && !as->test(h, kPgLru) && !as->test(h, kPgLocked)) {
+        r.add(at(*as, h) + ": resident, unlocked and on no LRU list");
+      }
+    }
+  }
+  // The charge covers the page cache.
+  if (cached > k.nr_charged()) {
+    r.add(std::to_string(cached) + " pages cached but only " + std::to_string(k.nr_charged()) +
+          " charged");
+  }
+  // mmap_miss stays within [0, MMAP_LOTSAMISS * 10] (do_sync_mmap_readahead).
+  for (const auto& f : k.files()) {
+    if (f && f->f_ra.mmap_miss > kMmapLotsamiss * 10) {
+      r.add("mmap_miss " + std::to_string(f->f_ra.mmap_miss) + " above MMAP_LOTSAMISS * 10");
+    }
+  }
+  // Page tables: a present PTE of a file mapping that is not a private copy
+  // maps a resident page of the file; the RSS counters are the present
+  // PTEs by type (file, shmem, anon).
+  for (const Mm* mm : mms) {
+    int64_t rss[NR_MM_COUNTERS] = {};
+    for (const auto& vma : mm->vmas) {
+      const AddressSpace* as = vma->vm_file ? vma->vm_file->mapping : nullptr;
+      for (uint64_t v = 0; v < vma->ptes.size(); ++v) {
+        const uint8_t pte = vma->ptes[v];
+        if (!(pte & kPtePresent)) continue;
+        if (!as || (pte & kPteAnon)) {
+          ++rss[MM_ANONPAGES];
+          continue;
+        }
+        const pgoff_t p = vma->vm_pgoff + v;
+        if (p >= as->nr_pages() || !as->present(p)) {
+          r.add("a present PTE at page " + std::to_string(v) + " of a mapping of ino " +
+                std::to_string(as->ino()) + " maps index " + std::to_string(p) +
+                ", which is not resident");
+        } else if (!as->test(as->head(p), kPgMapped)) {
+          r.add(at(*as, as->head(p)) + ": mapped by a PTE but not marked mapped");
+        }
+        ++rss[as->shmem() ? MM_SHMEMPAGES : MM_FILEPAGES];
+      }
+    }
+    for (const MmCounter c : {MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES}) {
+      if (rss[c] != mm->rss[c]) {
+        r.add("RSS counter " + std::to_string(c) + " is " + std::to_string(mm->rss[c]) +
+              ", the page tables map " + std::to_string(rss[c]));
+      }
+    }
+  }
+  return r.out;
+}
+
+}  // namespace faultline::mm
