@@ -18,16 +18,22 @@ struct Counter {
   double value = 0;
 };
 
+// The value of the counter called name in cs, or fallback if there is none.
+inline double counter_value(const std::vector<Counter>& cs, const std::string& name,
+                            double fallback = 0) {
+  for (const Counter& c : cs) {
+    if (c.name == name) return c.value;
+  }
+  return fallback;
+}
+
 // One file of a run that has several (a recording): the counters of what
 // the accesses to that file caused, reclaim of other files' pages included.
 struct FileResult {
   std::string path;
   std::vector<Counter> counters;  // the run's kernel and task counters, in its order
   double get(const std::string& name, double fallback = 0) const {
-    for (const Counter& c : counters) {
-      if (c.name == name) return c.value;
-    }
-    return fallback;
+    return counter_value(counters, name, fallback);
   }
 };
 
@@ -35,6 +41,7 @@ struct FileResult {
 struct Repetition {
   uint64_t seed = 0;  // its access.seed
   std::vector<Counter> counters;
+  double get(const std::string& name) const { return counter_value(counters, name); }
 };
 
 // The counter that decides whether repetitions fell on different sides of
@@ -76,10 +83,7 @@ struct RunResult {
 
   // The value of a counter, or `fallback` if the run has none of that name.
   double get(const std::string& name, double fallback = 0) const {
-    for (const Counter& c : counters) {
-      if (c.name == name) return c.value;
-    }
-    return fallback;
+    return counter_value(counters, name, fallback);
   }
   // A counter's median, min and max over the repetitions (all its value
   // when the run was not repeated).
@@ -89,13 +93,7 @@ struct RunResult {
       return {v, v, v};
     }
     std::vector<double> values;
-    for (const Repetition& r : repetitions) {
-      double v = 0;
-      for (const Counter& c : r.counters) {
-        if (c.name == name) v = c.value;
-      }
-      values.push_back(v);
-    }
+    for (const Repetition& r : repetitions) values.push_back(r.get(name));
     return spread_of(std::move(values));
   }
   // The repetitions (indices) grouped by outcome: several groups when their
@@ -103,13 +101,7 @@ struct RunResult {
   // (split_by_factor). One group or none when there is one outcome.
   std::vector<std::vector<size_t>> outcomes() const {
     std::vector<double> values;
-    for (const Repetition& r : repetitions) {
-      double v = 0;
-      for (const Counter& c : r.counters) {
-        if (c.name == kOutcomeCounter) v = c.value;
-      }
-      values.push_back(v);
-    }
+    for (const Repetition& r : repetitions) values.push_back(r.get(kOutcomeCounter));
     std::vector<std::vector<size_t>> groups = split_by_factor(values, kOutcomeFactor);
     for (std::vector<size_t>& g : groups) std::sort(g.begin(), g.end());  // seed order
     return groups;

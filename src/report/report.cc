@@ -193,11 +193,7 @@ void outcome_notes(std::string& out, const std::vector<RunResult>& runs) {
     std::vector<double> values;
     for (const Repetition& rep : r.repetitions) {
       seeds.push_back(rep.seed);
-      double v = 0;
-      for (const Counter& c : rep.counters) {
-        if (c.name == kOutcomeCounter) v = c.value;
-      }
-      values.push_back(v);
+      values.push_back(rep.get(kOutcomeCounter));
     }
     describe_outcomes(out, r.case_name + "/" + r.variant, seeds, values, false);
     out += fmt::format("  (faultline run --only '{}/{}' --set access.seed=S runs one seed)\n\n",
@@ -461,20 +457,11 @@ std::string format_csv(const std::vector<RunResult>& runs) {
                                     [](const RunResult& r) { return r.repetitions.size() > 1; });
   out += "case,variant";
   for (const auto& [k, v] : runs.front().config) out += "," + k;
-  for (const auto& c : counters)
-    out += repeated ? "," + c + "," + c + "_min," + c + "_max" : "," + c;
-  out += "\n";
+  out += csv_counter_header(counters, repeated) + "\n";
   for (const RunResult& r : runs) {
     out += csv_escape(r.case_name) + "," + csv_escape(r.variant);
     for (const auto& [k, v] : r.config) out += "," + csv_escape(v);
-    for (const auto& c : counters) {
-      const double v = r.get(c, NAN);
-      out += "," + format_number(v);
-      if (!repeated) continue;
-      const Spread sp = std::isnan(v) ? Spread{NAN, NAN, NAN} : r.spread(c);
-      out += "," + format_number(sp.min) + "," + format_number(sp.max);
-    }
-    out += "\n";
+    out += csv_counter_cells(r, counters, repeated) + "\n";
   }
   return out;
 }

@@ -113,13 +113,7 @@ void seed_outcomes(std::string& out, const Sweep& sweep) {
     for (size_t i : members[g]) {
       const RunResult& r = sweep.runs[i];
       if (r.repetitions.size() > 1) {
-        for (const Repetition& rep : r.repetitions) {
-          double v = 0;
-          for (const Counter& c : rep.counters) {
-            if (c.name == kOutcomeCounter) v = c.value;
-          }
-          add(rep.seed, v);
-        }
+        for (const Repetition& rep : r.repetitions) add(rep.seed, rep.get(kOutcomeCounter));
       } else {
         const std::string* seed = r.config_value("access.seed");
         add(seed ? std::strtoull(seed->c_str(), nullptr, 10) : 0, r.get(kOutcomeCounter));
