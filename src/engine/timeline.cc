@@ -7,7 +7,7 @@ namespace faultline::engine {
 
 const std::vector<std::string>& timeline_columns() {
   static const std::vector<std::string> kColumns = {
-#define FAULTLINE_X(name, doc) #name,
+#define FAULTLINE_X(name, value, doc) #name,
       FAULTLINE_TIMELINE_COLUMNS(FAULTLINE_X)
 #undef FAULTLINE_X
   };
@@ -36,19 +36,9 @@ void TimelineSampler::sample(uint64_t done) {
   using mm::VmEvent;
   const mm::Lruvec& lru = k_.lruvec();
   t_.rows.push_back({
-      static_cast<double>(done),
-      (k_.now_ns() - t0_ns_) / 1e9,
-      static_cast<double>(d[VmEvent::pgpgin]),
-      static_cast<double>(majflt),
-      static_cast<double>(minflt),
-      static_cast<double>(d[VmEvent::workingset_refault_file]),
-      static_cast<double>(cached),
-      static_cast<double>(lru.nr_active),
-      static_cast<double>(lru.nr_inactive),
-      static_cast<double>(mmap_miss),
-      static_cast<double>(d[VmEvent::ra_readaround]),
-      static_cast<double>(d[VmEvent::ra_async]),
-      static_cast<double>(d[VmEvent::ra_skipped_mmap_miss]),
+#define FAULTLINE_X(name, value, doc) static_cast<double>(value),
+      FAULTLINE_TIMELINE_COLUMNS(FAULTLINE_X)
+#undef FAULTLINE_X
   });
   last_done_ = done;
   // The next sample: a step on from this one, in accesses or in modelled

@@ -13,23 +13,27 @@
 
 namespace faultline::engine {
 
-// X(name, doc): the columns of a timeline, in order. Counters are the run's
-// so far (the same deltas its report gives at the end); gauges are the
-// machine's state at the sample.
-#define FAULTLINE_TIMELINE_COLUMNS(X)                            \
-  X(accesses, "accesses replayed so far")                        \
-  X(elapsed_s, "the elapsed-time estimate so far")               \
-  X(pgpgin, "KiB read so far")                                   \
-  X(majflt, "major faults so far")                               \
-  X(minflt, "minor faults so far")                               \
-  X(workingset_refault_file, "refaults so far")                  \
-  X(page_cache_pages, "pages in the page cache now, every file") \
-  X(active_pages, "pages on the active file LRU now")            \
-  X(inactive_pages, "pages on the inactive file LRU now")        \
-  X(mmap_miss, "the largest f_ra.mmap_miss of an open file now") \
-  X(ra_readaround_windows, "read-around windows so far")         \
-  X(ra_async_windows, "async readahead windows so far")          \
-  X(ra_skipped_mmap_miss, "faults past MMAP_LOTSAMISS that read one folio, so far")
+// X(name, value, doc): the columns of a timeline, in order, and how
+// TimelineSampler::sample() gets each from its locals: done (accesses
+// replayed), d (the run's vm events so far), minflt, majflt, cached (pages
+// in the page cache), lru (the lruvec), mmap_miss (the largest of an open
+// file). Counters are the run's so far (the same deltas its report gives at
+// the end); gauges are the machine's state at the sample.
+#define FAULTLINE_TIMELINE_COLUMNS(X)                                                \
+  X(accesses, done, "accesses replayed so far")                                      \
+  X(elapsed_s, (k_.now_ns() - t0_ns_) / 1e9, "the elapsed-time estimate so far")     \
+  X(pgpgin, d[VmEvent::pgpgin], "KiB read so far")                                   \
+  X(majflt, majflt, "major faults so far")                                           \
+  X(minflt, minflt, "minor faults so far")                                           \
+  X(workingset_refault_file, d[VmEvent::workingset_refault_file], "refaults so far") \
+  X(page_cache_pages, cached, "pages in the page cache now, every file")             \
+  X(active_pages, lru.nr_active, "pages on the active file LRU now")                 \
+  X(inactive_pages, lru.nr_inactive, "pages on the inactive file LRU now")           \
+  X(mmap_miss, mmap_miss, "the largest f_ra.mmap_miss of an open file now")          \
+  X(ra_readaround_windows, d[VmEvent::ra_readaround], "read-around windows so far")  \
+  X(ra_async_windows, d[VmEvent::ra_async], "async readahead windows so far")        \
+  X(ra_skipped_mmap_miss, d[VmEvent::ra_skipped_mmap_miss],                          \
+    "faults past MMAP_LOTSAMISS that read one folio, so far")
 
 // The column names, in FAULTLINE_TIMELINE_COLUMNS order.
 const std::vector<std::string>& timeline_columns();
