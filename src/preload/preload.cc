@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -294,6 +295,15 @@ __attribute__((constructor)) void init() {
   g_epoch_ns = env_u64(faultline::preload::kEnvEpochMs, g_epoch_ns / 1000000) * 1000000;
   if (g_epoch_pages == 0) g_epoch_pages = 1;
   g_epoch_start.store(now_ns());
+  // The program strace started (not the processes it starts itself, whose
+  // lives are the program's business) ends when strace does.
+  if (const char* t = std::getenv(faultline::preload::kEnvTracer); t && *t) {
+    const pid_t tracer = static_cast<pid_t>(std::strtol(t, nullptr, 10));
+    if (tracer > 0 && getppid() == tracer) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != tracer) raise(SIGKILL);  // strace died before the prctl
+    }
+  }
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_segv;

@@ -25,6 +25,9 @@ inline constexpr const char* kEnvDir = "FAULTLINE_RECORD_DIR";
 inline constexpr const char* kEnvData = "FAULTLINE_RECORD_DATA";
 inline constexpr const char* kEnvEpochPages = "FAULTLINE_RECORD_EPOCH_PAGES";
 inline constexpr const char* kEnvEpochMs = "FAULTLINE_RECORD_EPOCH_MS";
+// The pid of the strace that runs the program: the process it started dies
+// with it (PR_SET_PDEATHSIG), so a SIGKILLed recorder leaves no program running.
+inline constexpr const char* kEnvTracer = "FAULTLINE_RECORD_TRACER";
 
 // Directories whose files are the system's, not the program's data (the
 // shim and the recorder skip them unless FAULTLINE_RECORD_DATA is set).

@@ -360,6 +360,7 @@ void warm_up(const ChildPlan& p) {
   r->majflt1 = ru1.ru_majflt;
   r->t0_ns = to_ns(ts0);
   r->t1_ns = to_ns(ts1);
+  kill_at(p.kill, KillPoint::kChildMeasured);
   child_send(p, 0);
 }
 
@@ -400,6 +401,7 @@ void warm_up(const ChildPlan& p) {
   r->majflt1 = ru.ru_majflt;
   r->t0_ns = to_ns(ts0);
   r->t1_ns = to_ns(ts1);
+  kill_at(p.kill, KillPoint::kChildMeasured);
   child_send(p, 0);
 }
 
@@ -416,6 +418,7 @@ void warm_up(const ChildPlan& p) {
   // Copy-on-write of the report happens here, not inside the measurement.
   std::memset(r, 0, sizeof *r);
   r->cache_before = r->cache_after = -1;
+  kill_at(p.kill, KillPoint::kChildStart);
 
   if (p.cgroup_procs != nullptr) {
     // Join before the file is opened, so every folio the loop reads is
@@ -429,6 +432,7 @@ void warm_up(const ChildPlan& p) {
     if (fd < 0 || !write_all(fd, pid, n)) child_fail(p, "join cgroup: ", p.cgroup_procs);
     ::close(fd);
   }
+  kill_at(p.kill, KillPoint::kChildCgroup);
   if (p.ops != nullptr) child_replay(p);
   if (p.argv != nullptr) child_program(p);
 
@@ -460,6 +464,7 @@ void warm_up(const ChildPlan& p) {
                      (p.map_shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, fd, 0);
   if (map == MAP_FAILED) child_fail(p, "mmap: ", p.file);
   char* base = static_cast<char*>(map);
+  kill_at(p.kill, KillPoint::kChildMapped);
 
   if (p.cache == CacheState::kWarmRead) {
     // A file of its own, so the warm pass leaves the mapping's file_ra_state
@@ -516,6 +521,9 @@ void warm_up(const ChildPlan& p) {
   if (p.read_buf != nullptr) {
     r->sink = 0;
     read_ok = read_ranges(fd, p.reads, p.n_reads, p.read_buf, &r->sink);
+  } else if (p.kill == KillPoint::kChildTouching) {
+    r->sink = touch_pages(base, p.pages, p.n_pages / 2, p.page_size, p.write);
+    kill_at(p.kill, KillPoint::kChildTouching);
   } else {
     r->sink = touch_pages(base, p.pages, p.n_pages, p.page_size, p.write);
   }
@@ -540,6 +548,7 @@ void warm_up(const ChildPlan& p) {
   r->majflt1 = ru1.ru_majflt;
   r->t0_ns = to_ns(ts0);
   r->t1_ns = to_ns(ts1);
+  kill_at(p.kill, KillPoint::kChildMeasured);
   child_send(p, 0);
 }
 

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "probe/fault_inject.h"
 #include "probe/probe.h"
 
 namespace faultline::probe {
@@ -74,6 +75,7 @@ struct ChildPlan {
   pid_t parent = 0;
   int report_fd = -1;
   ChildReport* report = nullptr;
+  KillPoint kill = KillPoint::kNone;  // FAULTLINE_PROBE_KILL: where the child kills itself
 
   // A replay (ops != null): the steps, the files' paths, and the tables the
   // steps fill (open files, mappings and their sizes in pages, each

@@ -28,6 +28,7 @@
 
 #include "probe/cgroup.h"
 #include "probe/child.h"
+#include "probe/fault_inject.h"
 #include "probe/host_info.h"
 #include "probe/probe.h"
 #include "probe/procfs.h"
@@ -75,7 +76,7 @@ Status interrupted_status(const std::string& during) {
 // Everything one run() creates, undone by cleanup() (or the destructor).
 class Session {
  public:
-  Session(const Request& req, Result* out) : req_(req), out_(out) {}
+  Session(const Request& req, Result* out, KillPoint kill) : req_(req), out_(out), kill_(kill) {}
   ~Session() { (void)cleanup(); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -97,6 +98,7 @@ class Session {
 
   const Request& req_;
   Result* out_;
+  const KillPoint kill_;  // FAULTLINE_PROBE_KILL
   size_t page_size_ = 4096;
   ws::RunPaths paths_;
   bool dir_created_ = false;
@@ -146,6 +148,7 @@ Status Session::setup() {
   std::filesystem::create_directories(paths_.mnt, ec);
   dir_created_ = true;
   if (ec) return Status::IoError(fmt::format("create {}: {}", paths_.mnt, ec.message()));
+  kill_at(kill_, KillPoint::kWorkspace);
   FAULTLINE_RETURN_IF_INTERRUPTED("workspace setup");
 
   if (!multi()) {
@@ -196,8 +199,10 @@ Status Session::setup() {
     auto loop = ws::attach_loop(paths_.image, notes());
     if (!loop.ok()) return loop.status();
     loop_ = *loop;
+    kill_at(kill_, KillPoint::kLoop);
     FAULTLINE_RETURN_IF_INTERRUPTED("losetup");
     FAULTLINE_RETURN_IF_ERROR(ws::make_fs(req_.fs, loop_.dev));
+    kill_at(kill_, KillPoint::kMkfs);
     FAULTLINE_RETURN_IF_INTERRUPTED("mkfs");
     const std::string type(enum_name(req_.fs));
     if (::mount(loop_.dev.c_str(), paths_.mnt.c_str(), type.c_str(), 0, nullptr) != 0) {
@@ -205,6 +210,7 @@ Status Session::setup() {
                                          sys::errno_text(errno)));
     }
     mounted_ = true;
+    kill_at(kill_, KillPoint::kMount);
     FAULTLINE_RETURN_IF_ERROR(set_read_ahead());
     disk_stat_path_ = fmt::format("/sys/block/{}/stat", loop_.name);
   }
@@ -253,6 +259,7 @@ Status Session::setup() {
     }
   }
   FAULTLINE_RETURN_IF_ERROR(create_file());
+  kill_at(kill_, KillPoint::kFile);
   FAULTLINE_RETURN_IF_INTERRUPTED("writing the test file");
 
   if (req_.memory_limit_bytes > 0) {
@@ -260,6 +267,7 @@ Status Session::setup() {
     if (!cg.ok()) return cg.status();
     cgroup_ = std::move(*cg);
     memcg_stat_path_ = cgroup_->dir() + "/memory.stat";
+    kill_at(kill_, KillPoint::kCgroup);
   }
   if (req_.trace_events) {
     if (req_.output_dir.empty()) {
@@ -272,6 +280,7 @@ Status Session::setup() {
                                             paths_.dir, notes(), multi());
       if (!t.ok()) return t.status();
       trace_ = std::move(*t);
+      kill_at(kill_, KillPoint::kTrace);
     }
   }
   FAULTLINE_RETURN_IF_INTERRUPTED("setup");
@@ -432,6 +441,7 @@ Status Session::repetition(int k) {
     }
   }
   if (trace_) FAULTLINE_RETURN_IF_ERROR(trace_->clear());
+  kill_at(kill_, KillPoint::kRepetition);
   FAULTLINE_RETURN_IF_INTERRUPTED(fmt::format("repetition {}", k));
   Counters counters;
   FAULTLINE_RETURN_IF_ERROR(run_child(k, &counters));
@@ -488,6 +498,7 @@ Status Session::run_child(int k, Counters* counters) {
   plan.warm_chunk = warm_buf_.size();
   plan.parent = ::getpid();
   plan.report = report_.get();
+  plan.kill = kill_;
   if (!req_.ops.empty()) {
     plan.ops = req_.ops.data();
     plan.n_ops = req_.ops.size();
@@ -662,6 +673,7 @@ Status Session::cleanup() {
     if (lazy) notes()->push_back(fmt::format("{}: busy, unmounted lazily", paths_.mnt));
     mounted_ = false;
   }
+  kill_at(kill_, KillPoint::kCleanup);
   if (!loop_.dev.empty()) {
     add(ws::detach_loop(loop_.dev));
     loop_ = {};
@@ -685,6 +697,8 @@ Status LiveProbe::run(const Request& req, Result* out, const ProgressFn& progres
   if (out == nullptr) return Status::InvalidArgument("probe: out is null");
   *out = Result{};
   FAULTLINE_RETURN_IF_ERROR(check_live_prerequisites(req));
+  auto kill = kill_point_from_env();
+  if (!kill.ok()) return kill.status();
   // Names (run-<pid>, faultline-probe-<pid>) are per process: one run at a time.
   if (g_live_run_active.exchange(true)) {
     return Status::Unavailable("another live probe run is in progress in this process");
@@ -698,7 +712,7 @@ Status LiveProbe::run(const Request& req, Result* out, const ProgressFn& progres
   if (!st.ok()) out->notes.push_back("stale runs not fully cleaned: " + st.message());
   out->host = read_host_info(req.workspace_root, &out->notes);
 
-  Session session(req, out);
+  Session session(req, out, *kill);
   st = session.setup();
   for (int k = 0; st.ok() && k < req.repetitions; ++k) {
     st = session.repetition(k);

@@ -1,9 +1,10 @@
 // record_test_program.cc — a program whose file accesses record_test knows:
-//   record_test_program FILE [fail|kill]
+//   record_test_program FILE [fail|kill|crash|hang]
 // reads FILE with pread, read, lseek and readv, maps it and touches pages
 // 0, 5, 5 and 100, stores to page 3 of a private mapping, lets a thread
 // pread it through a second open and a forked child touch page 7, then
-// unmaps and closes; exits 3 with "fail", dies of SIGKILL with "kill".
+// unmaps and closes; exits 3 with "fail", dies of SIGKILL with "kill", of
+// SIGABRT with "crash", and with "hang" waits for a signal.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -50,5 +52,9 @@ int main(int argc, char** argv) {
   close(fd);
   if (argc > 2 && std::strcmp(argv[2], "fail") == 0) return 3;
   if (argc > 2 && std::strcmp(argv[2], "kill") == 0) raise(SIGKILL);
+  if (argc > 2 && std::strcmp(argv[2], "crash") == 0) std::abort();
+  if (argc > 2 && std::strcmp(argv[2], "hang") == 0) {
+    for (;;) pause();
+  }
   return sum == 12345678 ? 1 : 0;
 }

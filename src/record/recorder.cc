@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -29,6 +30,23 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace sys = probe::sys;
+
+// faultline-record-<pid>-XXXXXX in TMPDIR: one recorder's work directory.
+const std::string kWorkDirPrefix = "faultline-record-";
+
+// Work directories of recorders that died without removing theirs (SIGKILL).
+void remove_stale_work_dirs() {
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) return;
+  for (const std::string& name : sys::list_dir(tmp.string())) {
+    if (name.rfind(kWorkDirPrefix, 0) != 0) continue;
+    const size_t dash = name.rfind('-');
+    if (dash == std::string::npos || dash < kWorkDirPrefix.size()) continue;
+    const pid_t pid = sys::pid_from_name(name.substr(0, dash), kWorkDirPrefix);
+    if (pid > 0 && !sys::pid_alive(pid)) fs::remove_all(tmp / name, ec);
+  }
+}
 
 // The system calls strace traces: what the assembler reads, and what tells
 // of a limit.
@@ -167,11 +185,21 @@ Result<RecordReport> record_command(const RecordOptions& o) {
     return sys::trim(v->out.substr(0, v->out.find('\n')));
   }();
 
-  // The work directory: the strace log and the shim's touch logs.
-  std::string tmpl = (fs::temp_directory_path() / "faultline-record.XXXXXX").string();
-  if (!::mkdtemp(tmpl.data())) {
+  // The work directory: the strace log and the shim's touch logs, named
+  // after this process so that a later record removes it if this one is
+  // SIGKILLed.
+  remove_stale_work_dirs();
+  std::error_code tmp_ec;
+  fs::path tmp_dir = fs::temp_directory_path(tmp_ec);
+  if (tmp_ec) {
+    const char* env = std::getenv("TMPDIR");
     return Status::IoError("record: cannot create a directory in " +
-                           fs::temp_directory_path().string() + ": " + std::strerror(errno));
+                           std::string(env ? env : "/tmp") + ": " + tmp_ec.message());
+  }
+  std::string tmpl = (tmp_dir / (kWorkDirPrefix + std::to_string(::getpid()) + "-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) {
+    return Status::IoError("record: cannot create a directory in " + tmp_dir.string() + ": " +
+                           std::strerror(errno));
   }
   const std::string dir = tmpl;
   struct Cleanup {
@@ -196,6 +224,8 @@ Result<RecordReport> record_command(const RecordOptions& o) {
                                    std::string("trace=") + kTraced,
                                    "-o",
                                    dir + "/strace.log"};
+  constexpr size_t kPidDigits = 10;
+  size_t tracer_arg = 0;  // the -E argument that names strace's pid
   if (!static_binary) {
     const char* old = std::getenv("LD_PRELOAD");
     std::string data;
@@ -206,10 +236,13 @@ Result<RecordReport> record_command(const RecordOptions& o) {
           std::string(preload::kEnvDir) + "=" + dir,
           std::string(preload::kEnvEpochPages) + "=" + std::to_string(o.epoch_pages),
           std::string(preload::kEnvEpochMs) + "=" + std::to_string(o.epoch_ms),
-          std::string(preload::kEnvData) + "=" + data}) {
+          std::string(preload::kEnvData) + "=" + data,
+          // The digits are strace's pid, written by the child before execv.
+          std::string(preload::kEnvTracer) + "=" + std::string(kPidDigits, ' ')}) {
       argv.push_back("-E");
       argv.push_back(kv);
     }
+    tracer_arg = argv.size() - 1;
   }
   argv.push_back("--");
   argv.push_back(program);
@@ -223,6 +256,15 @@ Result<RecordReport> record_command(const RecordOptions& o) {
   if (child < 0) return Status::IoError(std::string("record: fork: ") + std::strerror(errno));
   if (child == 0) {
     ::setpgid(0, 0);  // its own group: an interrupt ends strace and the program together
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a SIGKILLed recorder takes strace with it
+    if (tracer_arg != 0) {
+      // Right-aligned decimal digits of our pid into the spaces (no allocation after fork).
+      std::string& a = argv[tracer_arg];
+      size_t pos = a.size();
+      for (pid_t v = ::getpid(); v > 0 && pos > a.size() - kPidDigits; v /= 10) {
+        a[--pos] = static_cast<char>('0' + v % 10);
+      }
+    }
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     std::vector<char*> cargv;
@@ -258,6 +300,17 @@ Result<RecordReport> record_command(const RecordOptions& o) {
     rep.exit_status = WEXITSTATUS(wstatus);
     if (rep.exit_status == 127 && !fs::exists(dir + "/strace.log")) {
       return Status::Unavailable("record: cannot run " + strace);
+    }
+    // strace that could not trace (ptrace refused: kernel.yama.ptrace_scope,
+    // a container without CAP_SYS_PTRACE) exits non-zero with an empty log;
+    // a program that ran made at least the loader's openat.
+    std::error_code size_ec;
+    const auto log_bytes = fs::file_size(dir + "/strace.log", size_ec);
+    if (rep.exit_status != 0 && (size_ec || log_bytes == 0) && !rep.interrupted) {
+      return Status::Unavailable("record: " + strace + " exited with status " +
+                                 std::to_string(rep.exit_status) +
+                                 " and traced nothing (its message is above; ptrace may be "
+                                 "refused here: kernel.yama.ptrace_scope, CAP_SYS_PTRACE)");
     }
   } else if (WIFSIGNALED(wstatus)) {
     rep.signal = WTERMSIG(wstatus);

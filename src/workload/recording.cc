@@ -1,12 +1,14 @@
 // recording.cc — the faultline recording format (docs/trace_format.md).
 #include "workload/recording.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace faultline::workload {
 namespace {
@@ -97,14 +99,39 @@ const std::string* RecordingInfo::condition(const std::string& key) const {
 
 // --- writing ---------------------------------------------------------------
 
+namespace {
+
+// PATH.tmp.<pid> files of writers that died before renaming theirs (SIGKILL).
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string prefix = p.filename().string() + ".tmp.";
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::string& path) {
   std::unique_ptr<RecordingWriter> w(new RecordingWriter);
   w->path_ = path;
   w->tmp_ = path + ".tmp." + std::to_string(::getpid());
+  remove_stale_temporaries(path);
   w->out_ = std::fopen(w->tmp_.c_str(), "wb");
   if (!w->out_) return Status::IoError(path + ": cannot write: " + std::strerror(errno));
   const uint8_t zeros[kHeaderBytes] = {};
-  if (std::fwrite(zeros, 1, kHeaderBytes, w->out_) != kHeaderBytes) w->io_error_ = true;
+  if (std::fwrite(zeros, 1, kHeaderBytes, w->out_) != kHeaderBytes) w->io_failed();
   w->buf_.reserve(kBufferBytes + kMaxEventBytes);
   return w;
 }
@@ -200,7 +227,7 @@ void RecordingWriter::append(const Event& e) {
 
 void RecordingWriter::flush_buffer() {
   if (buf_.empty()) return;
-  if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) io_error_ = true;
+  if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) io_failed();
   events_bytes_ += buf_.size();
   buf_.clear();
 }
@@ -225,7 +252,7 @@ Status RecordingWriter::finish(bool complete,
     put_string(meta, k);
     put_string(meta, v);
   }
-  if (std::fwrite(meta.data(), 1, meta.size(), out_) != meta.size()) io_error_ = true;
+  if (std::fwrite(meta.data(), 1, meta.size(), out_) != meta.size()) io_failed();
   uint8_t h[kHeaderBytes] = {};
   std::memcpy(h, kMagic, sizeof kMagic);
   put_u32(h + 8, kRecordingVersion);
@@ -237,13 +264,13 @@ Status RecordingWriter::finish(bool complete,
   put_u64(h + 48, meta.size());
   put_u64(h + 56, any_ ? prev_.time_ns : 0);
   if (std::fseek(out_, 0, SEEK_SET) != 0 || std::fwrite(h, 1, kHeaderBytes, out_) != kHeaderBytes) {
-    io_error_ = true;
+    io_failed();
   }
-  const bool closed = std::fclose(out_) == 0;
+  if (std::fclose(out_) != 0) io_failed();
   out_ = nullptr;
-  if (io_error_ || !closed) {
+  if (io_error_) {
     std::remove(tmp_.c_str());
-    return Status::IoError(path_ + ": write failed");
+    return Status::IoError(path_ + ": write failed: " + std::strerror(io_errno_));
   }
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     std::remove(tmp_.c_str());
@@ -327,7 +354,7 @@ Result<std::unique_ptr<RecordingReader>> RecordingReader::open(const std::string
   if (!info.complete && !allow_incomplete) {
     return bad(
         "the recording is incomplete (the program or the recorder stopped early); "
-        "replay it anyway with --allow-incomplete");
+        "replay it anyway with --set access.allow_incomplete=true");
   }
   if (std::fseek(r->in_, static_cast<long>(events_off), SEEK_SET) != 0) {
     return Status::IoError(path + ": cannot seek");

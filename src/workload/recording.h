@@ -15,6 +15,7 @@
 // recording in memory.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <istream>
@@ -135,7 +136,13 @@ class RecordingWriter {
   bool prev_touch_ = false;  // a touch was appended
   uint64_t read_end_ = 0;    // where the previous read ended (offsets are coded from it)
   uint64_t touch_page_ = 0;  // the previous touch's page (pages are coded from the next one)
+  // The first failed write's errno is the one reported.
+  void io_failed() {
+    if (!io_error_) io_errno_ = errno;
+    io_error_ = true;
+  }
   bool io_error_ = false;
+  int io_errno_ = 0;
   RecordingInfo info_;
 };
 
