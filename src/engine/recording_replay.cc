@@ -13,6 +13,7 @@
 #include "mm/filemap.h"
 #include "mm/madvise.h"
 #include "mm/memory.h"
+#include "mm/vmscan.h"
 #include "workload/recording.h"
 
 namespace faultline::engine {
@@ -127,6 +128,8 @@ class Replay {
       case EventOp::kAnon: {
         Process& p = process_of(e.task);
         k_.charge(static_cast<int64_t>(e.length) - static_cast<int64_t>(p.anon_pages));
+        // The new anonymous pages are charged as faulted: reclaim makes room.
+        if (e.length > p.anon_pages) mm::reclaim_if_needed(k_);
         p.anon_pages = e.length;
         break;
       }

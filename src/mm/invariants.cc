@@ -97,11 +97,13 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
     }
   }
   uint64_t cached = 0;
+  uint64_t reclaimable = 0;  // unlocked page-cache pages of regular files
   for (const auto& as : k.address_spaces()) {
     if (!as) continue;
     for (const pgoff_t h : check_folios(*as, r)) {
       const uint64_t in_file = std::min<uint64_t>(as->folio_nr_pages(h), as->nr_pages() - h);
       cached += in_file;
+      if (!as->shmem() && !as->test(h, kPgLocked)) reclaimable += in_file;
       const bool listed = on_lru.count(key(as->ino(), h)) > 0;
       if (as->test(h, kPgLru) && !listed) r.add(at(*as, h) + ": PG_lru but on no list");
       // tmpfs folios are swap-backed: the kernel keeps them on the anon
@@ -115,6 +117,14 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
   if (cached > k.nr_charged()) {
     r.add(std::to_string(cached) + " pages cached but only " + std::to_string(k.nr_charged()) +
           " charged");
+  }
+  // Every charge is followed by reclaim, which fits it in the capacity
+  // (readahead stops when it cannot: __GFP_NORETRY) unless nothing is left
+  // that it could free (locked under I/O, tmpfs, anonymous).
+  if (k.nr_charged() > k.capacity_pages() && !k.reclaim_gave_up()) {
+    r.add(std::to_string(k.nr_charged()) + " pages charged above the capacity of " +
+          std::to_string(k.capacity_pages()) + " (" + std::to_string(reclaimable) +
+          " reclaimable file pages cached) and reclaim did not run or did not give up");
   }
   // mmap_miss stays within [0, MMAP_LOTSAMISS * 10] (do_sync_mmap_readahead).
   for (const auto& f : k.files()) {

@@ -1,9 +1,8 @@
 // invariants.h — consistency checks of the model's state, what the kernel's
 // CONFIG_DEBUG_VM asserts (VM_BUG_ON_FOLIO, the rss checks of check_mm) and
 // more the model can afford to check whole: folios, shadows, the LRU lists,
-// the page tables and RSS counters, the memory charge covering the cache,
-// mmap_miss. Not checked: that the cache fits the capacity after each
-// insertion (reclaim runs per batch, so a readahead window may overshoot).
+// the page tables and RSS counters, the memory charge covering the cache
+// and fitting the capacity while anything is reclaimable, mmap_miss.
 //
 // Run between accesses (model.invariants = N runs it every N accesses);
 // the concurrent engine's per-VMA lock states are not covered.

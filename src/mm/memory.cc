@@ -147,6 +147,7 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
     pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
     k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
     k.charge(1);
+    reclaim_if_needed(k);
     return 0;
   }
   AddressSpace& as = *vma.vm_file->mapping;

@@ -174,6 +174,10 @@ class Kernel {
   void charge(int64_t nr) {
     nr_charged_ = static_cast<uint64_t>(static_cast<int64_t>(nr_charged_) + nr);
   }
+  // The last reclaim stopped short of room for its charge (nothing left it
+  // could free): where the kernel would OOM-kill, the model goes over.
+  bool reclaim_gave_up() const { return reclaim_gave_up_; }
+  void set_reclaim_gave_up(bool v) { reclaim_gave_up_ = v; }
 
   // Estimated time: the CPU timeline and the device queue.
   double now_ns() const { return now_ns_; }
@@ -223,6 +227,7 @@ class Kernel {
   VmStat vmstat_;
   Lruvec lruvec_;
   uint64_t nr_charged_ = 0;
+  bool reclaim_gave_up_ = false;
   double now_ns_ = 0;
   double dev_free_at_ns_ = 0;
   // Asynchronous reads the device has not finished, in submission order

@@ -110,14 +110,18 @@ void count_read(Kernel& k, ReadCause cause, uint64_t nr_pages) {
   k.vmstat().inc(read_cause_event(cause), kb);
 }
 
-bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                       uint16_t extra_flags, bool gfp_write) {
+AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
+                           uint16_t extra_flags, bool gfp_write, bool gfp_noretry) {
   const uint64_t nr = uint64_t{1} << order;
-  if (as.any_present(index, nr)) return false;  // -EEXIST
+  if (as.any_present(index, nr)) return AddFolio::kExists;
   const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - index);
   // mem_cgroup_charge() before the folio is in the page cache or on the
   // LRU: reclaim makes room first, so it never takes the folio being added.
   reclaim_for(k, in_file);
+  if (gfp_noretry && k.nr_charged() + in_file > k.capacity_pages()) {
+    k.vmstat().inc(VmEvent::ra_nomem);
+    return AddFolio::kNoMem;
+  }
   uint32_t shadow_age = 0;
   bool shadow_ws = false;
   const bool had_shadow = as.install(index, order, &shadow_age, &shadow_ws);
@@ -136,7 +140,7 @@ bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned orde
     k.vmstat().inc(VmEvent::pgpgin_refault, in_file * (kPageSize / 1024));
   }
   folio_add_lru(k, as, index);
-  return true;
+  return AddFolio::kAdded;
 }
 
 uint64_t get_init_ra_size(uint64_t size, uint64_t max) {
@@ -179,7 +183,9 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
       continue;
     }
     const uint16_t flags = kPgLocked | ra_unused_flag(rac) | (i == mark ? kPgReadahead : 0);
-    if (!filemap_add_folio(k, as, idx, 0, flags)) {
+    const AddFolio added = filemap_add_folio(k, as, idx, 0, flags, false, /*gfp_noretry=*/true);
+    if (added == AddFolio::kNoMem) break;  // read what is allocated, stop there
+    if (added == AddFolio::kExists) {
       read_pages(k, rac, batch);
       continue;
     }
@@ -259,7 +265,8 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
     while (order > 0 && index + (uint64_t{1} << order) - 1 > limit) --order;
     const uint16_t flags = kPgLocked | ra_unused_flag(rac) |
                            (index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0);
-    if (!filemap_add_folio(k, as, index, order, flags)) {
+    if (filemap_add_folio(k, as, index, order, flags, false, /*gfp_noretry=*/true) !=
+        AddFolio::kAdded) {
       failed = true;
       break;
     }

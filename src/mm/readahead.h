@@ -40,10 +40,20 @@ struct ReadaheadControl {
   bool sync = false;  // the caller waits for this I/O (a fault or read(2) miss)
 };
 
+// What filemap_add_folio() did.
+enum class AddFolio : uint8_t {
+  kAdded,
+  kExists,  // -EEXIST: a folio is in the range
+  kNoMem,   // -ENOMEM: the charge found no room after reclaim (__GFP_NORETRY)
+};
+
 // filemap_add_folio(): inserts a new folio (refault check, LRU, charge, and
-// reclaim when over capacity). Returns false (-EEXIST) if a folio is in range.
-bool filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                       uint16_t extra_flags, bool gfp_write = false);
+// reclaim when over capacity). Readahead allocates with readahead_gfp_mask()
+// (gfp_noretry): when reclaim cannot make room, because what is left is
+// locked under I/O or unreclaimable, the charge fails and nothing is added.
+// Other allocations (the faulting folio, a write's) are charged regardless.
+AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
+                           uint16_t extra_flags, bool gfp_write = false, bool gfp_noretry = false);
 
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
 void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);

@@ -247,6 +247,51 @@ TEST(ReadaheadOrder, PresentFolioFallsBackToOrderZero) {
   EXPECT_EQ(m.marks(0, 63), std::vector<pgoff_t>{32});
 }
 
+// --- readahead_gfp_mask(): __GFP_NORETRY charges ---
+
+// When reclaim finds only folios locked under I/O, a readahead folio's charge
+// fails (-ENOMEM) and page_cache_ra_unbounded() reads what it has so far.
+TEST(ReadaheadNoRetry, WindowStopsWhereTheRoomEnds) {
+  Model m(ModelSetup().pages(1024).ra(64).capacity(48));
+  for (pgoff_t p = 0; p < 32; ++p) {  // an earlier window, still in flight
+    ASSERT_EQ(filemap_add_folio(m.k(), m.as(), p, 0, kPgLocked), AddFolio::kAdded);
+  }
+  ReadaheadControl rac{&m.file(), &m.as(), &m.ra(), 100, ReadCause::kReadaround};
+  do_page_cache_ra(m.k(), rac, 64, 0);
+  EXPECT_EQ(m.cached_in(100, 163), 16u);  // 48 - 32
+  EXPECT_TRUE(m.cached(115));
+  EXPECT_FALSE(m.cached(116));
+  EXPECT_EQ(m.count(VmEvent::ra_nomem), 1u);
+  EXPECT_EQ(m.pgpgin_kb(), 4u * 16);
+  EXPECT_LE(m.k().nr_charged(), m.k().capacity_pages());
+}
+
+// With unlocked folios to evict, reclaim makes room and the window is whole.
+TEST(ReadaheadNoRetry, ReclaimMakesRoomForTheWindow) {
+  Model m(ModelSetup().pages(1024).ra(64).capacity(48));
+  m.cache(0, 31);
+  ReadaheadControl rac{&m.file(), &m.as(), &m.ra(), 100, ReadCause::kReadaround};
+  do_page_cache_ra(m.k(), rac, 40, 0);
+  EXPECT_EQ(m.cached_in(100, 139), 40u);
+  EXPECT_EQ(m.count(VmEvent::ra_nomem), 0u);
+  EXPECT_LE(m.k().nr_charged(), m.k().capacity_pages());
+}
+
+// The faulting folio's own allocation does not give up: where the kernel
+// would OOM-kill, the model goes over the capacity and records that reclaim
+// gave up.
+TEST(ReadaheadNoRetry, AFaultsFolioIsChargedRegardless) {
+  Model m(ModelSetup().pages(1024).ra(0).capacity(8).with(fault_around_off));
+  for (pgoff_t p = 0; p < 8; ++p) {
+    ASSERT_EQ(filemap_add_folio(m.k(), m.as(), p, 0, kPgLocked), AddFolio::kAdded);
+  }
+  EXPECT_FALSE(m.k().reclaim_gave_up());
+  m.touch(500);
+  EXPECT_TRUE(m.cached(500));
+  EXPECT_EQ(m.k().nr_charged(), 9u);
+  EXPECT_TRUE(m.k().reclaim_gave_up());
+}
+
 // --- the PG_readahead marker (page_cache_ra_order, page_cache_ra_unbounded) ---
 
 class Marker : public ::testing::Test {

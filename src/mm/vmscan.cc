@@ -259,6 +259,7 @@ void reclaim_for(Kernel& k, uint64_t nr) {
       break;  // everything left is locked or keeps being referenced
     }
   }
+  k.set_reclaim_gave_up(k.nr_charged() + nr > k.capacity_pages());
 }
 
 }  // namespace faultline::mm

@@ -36,7 +36,9 @@ namespace faultline::mm {
   X(ra_async, "model.ra_async_windows")                 /* page_cache_async_ra windows */ \
   X(ra_forced, "model.ra_forced")                       /* force_page_cache_ra calls */   \
   X(ra_skipped_mmap_miss, "model.ra_skipped_mmap_miss") /* misses past LOTSAMISS */       \
-  X(single_folio_reads, "model.single_folio_reads")     /* ->read_folio on a fault */     \
+  /* readahead allocations refused: no room after reclaim (__GFP_NORETRY) */              \
+  X(ra_nomem, "model.ra_nomem")                                                           \
+  X(single_folio_reads, "model.single_folio_reads") /* ->read_folio on a fault */         \
   /* pgpgin split by what read it (KiB; the six sum to pgpgin), docs/causes.md: */        \
   /* do_sync_mmap_readahead: read-around (classic, VM_EXEC, VM_HUGEPAGE) */               \
   X(pgpgin_readaround, "model.pgpgin_readaround")                                         \

@@ -172,10 +172,11 @@ class Model {
   // Puts order-0 folios for [first, last] in the page cache as a finished
   // read would leave them: uptodate, no marker, on the inactive LRU.
   void cache(pgoff_t first, pgoff_t last) {
-    for (pgoff_t p = first; p <= last; ++p) FAULTLINE_CHECK(filemap_add_folio(*k_, *as_, p, 0, 0));
+    for (pgoff_t p = first; p <= last; ++p)
+      FAULTLINE_CHECK(filemap_add_folio(*k_, *as_, p, 0, 0) == mm::AddFolio::kAdded);
   }
   void cache_folio(pgoff_t head, unsigned order) {
-    FAULTLINE_CHECK(filemap_add_folio(*k_, *as_, head, order, 0));
+    FAULTLINE_CHECK(filemap_add_folio(*k_, *as_, head, order, 0) == mm::AddFolio::kAdded);
   }
 
   uint64_t count(VmEvent e) const { return k_->vmstat()[e]; }
