@@ -12,7 +12,7 @@
 //
 // FAULTLINE_PROPERTY_CASES (default 300) and FAULTLINE_PROPERTY_SEED (default
 // 1, the first seed) size the run: CI runs the default, the labelled
-// property_long test 10,000. FAULTLINE_PROPERTY_VERBOSE=1 prints why each
+// bench/property_long.sh 10,000. FAULTLINE_PROPERTY_VERBOSE=1 prints why each
 // refused case was refused.
 #include <gtest/gtest.h>
 
