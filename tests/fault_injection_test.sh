@@ -154,6 +154,12 @@ FAULTLINE_PROBE_KILL=nowhere probe
 expect "unknown kill point" 2 "FAULTLINE_PROBE_KILL: unknown point \"nowhere\"" "$pid" $?
 
 # --- a program run by the probe crashes or is killed ---------------------------
+kill_hanging_program() {  # SIGKILL to "record_test_program FILE hang" once it runs
+  for _ in $(seq 100); do
+    pkill -KILL -f "^$program $tmp/data.bin hang" && return
+    sleep 0.1
+  done
+}
 if [ -n "$program" ] && [ -x "$program" ]; then
   head -c 1048576 /dev/urandom >"$tmp/data.bin"
   "$bin" probe -q --reps 1 --command "$program $tmp/data.bin crash" --file "$tmp/data.bin" \
@@ -165,10 +171,7 @@ if [ -n "$program" ] && [ -x "$program" ]; then
   "$bin" probe -q --reps 1 --command "exec $program $tmp/data.bin hang" --file "$tmp/data.bin" \
     >"$tmp/out" 2>"$tmp/err" &
   pid=$!
-  for _ in $(seq 100); do
-    pkill -KILL -f "^$program $tmp/data.bin hang" && break
-    sleep 0.1
-  done
+  kill_hanging_program
   wait "$pid"
   expect "probed program killed" 6 "killed by signal 9" "$pid" $?
 fi
@@ -216,10 +219,7 @@ if [ -n "$record_ok" ]; then
 
   record hang &
   rpid=$!
-  for _ in $(seq 100); do
-    pkill -KILL -f "^$program $tmp/data.bin hang" && break
-    sleep 0.1
-  done
+  kill_hanging_program
   wait "$rpid"
   expect_record "program killed from outside" 6 "was killed by signal 9" $? kept
 

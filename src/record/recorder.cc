@@ -34,11 +34,9 @@ namespace sys = probe::sys;
 // faultline-record-<pid>-XXXXXX in TMPDIR: one recorder's work directory.
 const std::string kWorkDirPrefix = "faultline-record-";
 
-// Work directories of recorders that died without removing theirs (SIGKILL).
-void remove_stale_work_dirs() {
+// Work directories in tmp of recorders that died without removing theirs (SIGKILL).
+void remove_stale_work_dirs(const fs::path& tmp) {
   std::error_code ec;
-  const fs::path tmp = fs::temp_directory_path(ec);
-  if (ec) return;
   for (const std::string& name : sys::list_dir(tmp.string())) {
     if (name.rfind(kWorkDirPrefix, 0) != 0) continue;
     const size_t dash = name.rfind('-');
@@ -188,14 +186,14 @@ Result<RecordReport> record_command(const RecordOptions& o) {
   // The work directory: the strace log and the shim's touch logs, named
   // after this process so that a later record removes it if this one is
   // SIGKILLed.
-  remove_stale_work_dirs();
   std::error_code tmp_ec;
-  fs::path tmp_dir = fs::temp_directory_path(tmp_ec);
+  const fs::path tmp_dir = fs::temp_directory_path(tmp_ec);
   if (tmp_ec) {
     const char* env = std::getenv("TMPDIR");
     return Status::IoError("record: cannot create a directory in " +
                            std::string(env ? env : "/tmp") + ": " + tmp_ec.message());
   }
+  remove_stale_work_dirs(tmp_dir);
   std::string tmpl = (tmp_dir / (kWorkDirPrefix + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) {
     return Status::IoError("record: cannot create a directory in " + tmp_dir.string() + ": " +
