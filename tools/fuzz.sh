@@ -24,6 +24,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/$t"
   cp fuzz/corpus/"$t"/* "$work/$t"/
   echo "== fuzz_$t"
+  start=$SECONDS
   build/fuzz/fuzz/fuzz_"$t" "$work/$t" -dict=fuzz/"$t".dict "${limit[@]}" \
     -timeout=1 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix=build/fuzz/artifacts/"$t"- 2>"$work/$t.log" || {
@@ -32,5 +33,5 @@ for t in "${targets[@]}"; do
     exit 1
   }
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/$t.log" | tr '\n' ' '
-  echo
+  echo "in $((SECONDS - start)) s"
 done

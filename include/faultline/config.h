@@ -204,7 +204,7 @@ struct KeyDoc {
   std::string default_value;
   std::string doc;
 };
-std::vector<KeyDoc> key_docs();
+const std::vector<KeyDoc>& key_docs();
 
 // The named release's profile with every explicitly set kernel.* switch on top.
 mm::KernelProfile resolve_profile(const KernelConfig& kc);

@@ -700,20 +700,24 @@ std::vector<std::pair<std::string, std::string>> effective_keys(const Config& cf
   return out;
 }
 
-std::vector<KeyDoc> key_docs() {
-  const Config defaults;
-  const mm::KernelProfile p = resolve_profile(defaults.kernel);
-  std::vector<KeyDoc> out;
-  for (const KeyDef& d : key_table()) out.push_back({d.key, d.type, d.get(defaults, p), d.doc});
-  const FileDecl file;
-  for (const auto& k : file_keys()) {
-    out.push_back({std::string(kFileList) + ".NAME." + k.key, k.type, k.get(file), k.doc});
-  }
-  const StreamDecl stream;
-  for (const auto& k : stream_keys()) {
-    out.push_back({std::string(kStreamList) + ".NAME." + k.key, k.type, k.get(stream), k.doc});
-  }
-  return out;
+const std::vector<KeyDoc>& key_docs() {
+  // The defaults do not change while the program runs: built once.
+  static const std::vector<KeyDoc> docs = [] {
+    const Config defaults;
+    const mm::KernelProfile p = resolve_profile(defaults.kernel);
+    std::vector<KeyDoc> out;
+    for (const KeyDef& d : key_table()) out.push_back({d.key, d.type, d.get(defaults, p), d.doc});
+    const FileDecl file;
+    for (const auto& k : file_keys()) {
+      out.push_back({std::string(kFileList) + ".NAME." + k.key, k.type, k.get(file), k.doc});
+    }
+    const StreamDecl stream;
+    for (const auto& k : stream_keys()) {
+      out.push_back({std::string(kStreamList) + ".NAME." + k.key, k.type, k.get(stream), k.doc});
+    }
+    return out;
+  }();
+  return docs;
 }
 
 mm::KernelProfile resolve_profile(const KernelConfig& kc) {

@@ -42,7 +42,7 @@ struct FileShare {
 class Replay {
  public:
   Replay(const Config& cfg, mm::Kernel& k, const workload::RecordingInfo& info)
-      : cfg_(cfg), k_(k), info_(info), shares_(info.files.size()) {
+      : cfg_(cfg), k_(k), shares_(info.files.size()) {
     for (const workload::RecordedFile& f : info.files) files_.push_back(make_file(k, cfg, f.size));
     task_proc_.assign(info.tasks.size(), kNone32);
   }
@@ -304,7 +304,6 @@ class Replay {
 
   const Config& cfg_;
   mm::Kernel& k_;
-  const workload::RecordingInfo& info_;
   std::vector<mm::AddressSpace*> files_;  // by file index
   std::vector<mm::File*> handles_;        // by handle id
   std::vector<uint32_t> handle_file_;     // by handle id

@@ -95,7 +95,6 @@ Result<ImportReport> import_lackey(const std::string& in, const std::string& out
   };
 
   std::unordered_set<uint64_t> epoch;  // virtual pages touched in this epoch
-  epoch.reserve(2 * kEpochPages);
   uint64_t accesses = 0, outside = 0, lackey_lines = 0;
   std::string line;
   while (std::getline(is, line)) {

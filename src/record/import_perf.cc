@@ -65,8 +65,6 @@ using workload::EventOp;
 using workload::kNone32;
 using workload::RecordingWriter;
 
-constexpr uint64_t kPage = 4096;
-
 // The process's maps and its data-file mappings, read as import_lackey.cc
 // reads them.
 

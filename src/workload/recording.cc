@@ -132,7 +132,7 @@ Result<std::unique_ptr<RecordingWriter>> RecordingWriter::create(const std::stri
   if (!w->out_) return Status::IoError(path + ": cannot write: " + std::strerror(errno));
   const uint8_t zeros[kHeaderBytes] = {};
   if (std::fwrite(zeros, 1, kHeaderBytes, w->out_) != kHeaderBytes) w->io_failed();
-  w->buf_.reserve(kBufferBytes + kMaxEventBytes);
+  w->buf_.reserve(size_t{64} << 10);  // grows to kBufferBytes for a long recording
   return w;
 }
 
@@ -361,7 +361,9 @@ Result<std::unique_ptr<RecordingReader>> RecordingReader::open(const std::string
   }
   r->file_pos_ = events_off;
   r->events_end_ = events_off + events_bytes;
-  r->buf_.resize(kBufferBytes + kMaxEventBytes);
+  // A small recording needs no more buffer than its events.
+  r->chunk_ = static_cast<size_t>(std::min<uint64_t>(kBufferBytes, events_bytes));
+  r->buf_.resize(r->chunk_ + kMaxEventBytes);
   return r;
 }
 
@@ -376,7 +378,7 @@ bool RecordingReader::refill() {
   std::memmove(buf_.data(), buf_.data() + pos_, left);
   pos_ = 0;
   end_ = left;
-  const uint64_t want = std::min<uint64_t>(kBufferBytes - left, events_end_ - file_pos_);
+  const uint64_t want = std::min<uint64_t>(chunk_ - left, events_end_ - file_pos_);
   size_t got = 0;
   if (want > 0) {
     got = std::fread(buf_.data() + left, 1, want, in_);
@@ -550,7 +552,7 @@ Result<Recording> read_recording(const std::string& path, bool allow_incomplete)
   if (!r.ok()) return r.status();
   Recording rec;
   rec.info = (*r)->info();
-  std::vector<Event> batch(4096);
+  std::vector<Event> batch(1024);
   while (const size_t n = (*r)->next(batch))
     rec.events.insert(rec.events.end(), batch.begin(), batch.begin() + n);
   FAULTLINE_RETURN_IF_ERROR((*r)->status());

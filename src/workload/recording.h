@@ -171,7 +171,8 @@ class RecordingReader {
   std::string path_;
   std::FILE* in_ = nullptr;
   RecordingInfo info_;
-  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> buf_;                // chunk_ bytes read, then a zeroed event's worth
+  size_t chunk_ = 0;                        // bytes read at most at once
   size_t pos_ = 0, end_ = 0;                // the undecoded bytes of buf_
   uint64_t file_pos_ = 0;                   // file offset of buf_[end_]
   uint64_t events_end_ = 0;                 // file offset past the last event byte
