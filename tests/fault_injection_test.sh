@@ -17,40 +17,16 @@
 set -u
 bin="$1"
 program="${2:-}"
-if [ "$(id -u)" -ne 0 ] || [ ! -e /dev/loop-control ]; then
-  echo "skipped: needs root and /dev/loop-control"
-  exit 0
-fi
+. "$(dirname "$0")/harness/live.sh"
+live_require_root
 tmp=$(mktemp -d)
-root=/var/tmp/faultline-probe  # the probe's workspace
-pass=0
-fail=0
+root=$live_root  # the probe's workspace
+memcg=$live_memcg
 cleanup() {
   mountpoint -q "$tmp/full" && umount "$tmp/full"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-memcg_root() {  # the memory cgroup hierarchy the probe uses
-  awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts
-}
-memcg=$(memcg_root)
-[ -z "$memcg" ] && memcg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/self/mounts)
-
-leftovers() {  # what the probe of process $1 left behind
-  losetup -a | grep -F "$root/run-$1/"
-  grep -F "$root/run-$1/" /proc/mounts
-  [ -e "$root/run-$1" ] && echo "run dir $root/run-$1"
-  [ -n "$memcg" ] && [ -e "$memcg/faultline-probe-$1" ] && echo "cgroup faultline-probe-$1"
-  [ -n "$tracefs" ] && [ -e "$tracefs/instances/faultline-$1" ] && echo "trace instance"
-}
-
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*"
-}
 
 # expect NAME STATUS PATTERN PID: the exit status, the message on stderr and no leftovers.
 expect() {
@@ -282,10 +258,7 @@ else
 fi
 
 # Nothing of any run is left.
-all=$(losetup -a | grep -F "$root/"; grep -F "$root/" /proc/mounts
-  [ -n "$memcg" ] && ls "$memcg" | grep '^faultline-probe-'
-  [ -n "$tracefs" ] && ls "$tracefs/instances" 2>/dev/null | grep '^faultline-')
+all=$(all_leftovers)
 if [ -z "$all" ]; then ok; else bad "left at the end: $all"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_finish

@@ -7,23 +7,12 @@
 set -u
 bin="$1"
 program="${2:-}"
-if [ "$(id -u)" -ne 0 ] || [ ! -e /dev/loop-control ]; then
-  echo "skipped: needs root and /dev/loop-control"
-  exit 0
-fi
+. "$(dirname "$0")/../../tests/harness/live.sh"
+live_require_root
 tmp=$(mktemp -d)
-root=/var/tmp/faultline-probe  # the probe's workspace
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
 # Long enough (a few seconds) that the signal lands inside the run.
 printf 'name = "interrupt"\n[file]\nsize = "512MiB"\n[access]\npattern = "sequential"\nfraction = 1.0\n[probe]\nrepetitions = 20\n' >"$tmp/s.toml"
-
-leftovers() {  # what the probe of process $1 left behind
-  losetup -a | grep -F "$root/run-$1/"
-  grep -F "$root/run-$1/" /proc/mounts
-  [ -e "$root/run-$1" ] && echo "$root/run-$1"
-}
 
 for sig in INT TERM; do
   "$bin" probe -q "$tmp/s.toml" >"$tmp/out" 2>"$tmp/err" &
@@ -34,10 +23,9 @@ for sig in INT TERM; do
   rc=$?
   left=$(leftovers "$pid")
   if [ "$rc" -eq 130 ] && grep -q "interrupted" "$tmp/err" && [ -z "$left" ]; then
-    pass=$((pass + 1))
+    ok
   else
-    fail=$((fail + 1))
-    echo "FAIL: SIG$sig: status $rc (want 130), stderr: $(head -c 300 "$tmp/err"), left: $left"
+    bad "SIG$sig: status $rc (want 130), stderr: $(head -c 300 "$tmp/err"), left: $left"
   fi
 done
 
@@ -50,10 +38,9 @@ if [ -n "$program" ] && [ -x "$program" ] && command -v strace >/dev/null; then
       "$bin" compare -q --reps 1 "$tmp/rt.flr" --set machine.memory_limit=$limit --format json \
         -o "$tmp/cmp.json" 2>>"$tmp/err" &&
       grep -q '"pass": true' "$tmp/cmp.json" && grep -q '"program_pass": true' "$tmp/cmp.json"; then
-      pass=$((pass + 1))
+      ok
     else
-      fail=$((fail + 1))
-      echo "FAIL: recorded program, limit $limit: $(tail -c 400 "$tmp/err")"
+      bad "recorded program, limit $limit: $(tail -c 400 "$tmp/err")"
       cat "$tmp/cmp.json" 2>/dev/null
     fi
   done
@@ -64,18 +51,15 @@ if [ -n "$program" ] && [ -x "$program" ] && command -v strace >/dev/null; then
     "$bin" compare -q --reps 1 "$tmp/gone.flr" >/dev/null 2>"$tmp/err"
     rc=$?
     if [ "$rc" -eq 6 ] && grep -q "$tmp/gone.bin" "$tmp/err"; then
-      pass=$((pass + 1))
+      ok
     else
-      fail=$((fail + 1))
-      echo "FAIL: a recorded program's missing file: status $rc (want 6), $(head -c 300 "$tmp/err")"
+      bad "a recorded program's missing file: status $rc (want 6), $(head -c 300 "$tmp/err")"
     fi
   else
-    fail=$((fail + 1))
-    echo "FAIL: recording $program"
+    bad "recording $program"
   fi
 else
   echo "skipped: a recorded program (no strace or no record-test-program)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+live_finish

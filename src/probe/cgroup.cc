@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "probe/sys.h"
+#include "util/process.h"
 
 namespace faultline::probe::cg {
 namespace {
@@ -146,8 +147,8 @@ Status remove_stale_cgroups() {
   if (c.version == 0) return Status::Ok();
   std::string errors;
   for (const auto& name : sys::list_dir(c.root)) {
-    pid_t pid = sys::pid_from_name(name, kCgroupPrefix);
-    if (pid <= 0 || sys::pid_alive(pid)) continue;
+    pid_t pid = util::pid_from_name(name, kCgroupPrefix);
+    if (pid <= 0 || util::pid_alive(pid)) continue;
     Status st = remove_cgroup(c.root, c.root + "/" + name);
     if (!st.ok()) errors += (errors.empty() ? "" : "; ") + st.message();
   }

@@ -162,19 +162,6 @@ TEST(Names, FileSystemNamesAreMountTypes) {
   EXPECT_EQ(enum_name(FsType::kTmpfs), "tmpfs");
 }
 
-TEST(Sys, PidFromName) {
-  EXPECT_EQ(sys::pid_from_name("run-123", "run-"), 123);
-  EXPECT_EQ(sys::pid_from_name("run-", "run-"), -1);
-  EXPECT_EQ(sys::pid_from_name("run-12x", "run-"), -1);
-  EXPECT_EQ(sys::pid_from_name("faultline-probe-77", "faultline-"), -1);
-  EXPECT_EQ(sys::pid_from_name("faultline-probe-77", "faultline-probe-"), 77);
-}
-
-TEST(Sys, PidAlive) {
-  EXPECT_TRUE(sys::pid_alive(::getpid()));
-  EXPECT_FALSE(sys::pid_alive(-1));
-}
-
 TEST(Sys, RunCommandCapturesOutputAndExitCode) {
   auto res = sys::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"});
   ASSERT_TRUE(res.ok()) << res.status().message();

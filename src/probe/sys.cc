@@ -299,18 +299,6 @@ faultline::Result<std::string> run_checked(const std::vector<std::string>& argv,
   return std::move(res->out);
 }
 
-bool pid_alive(pid_t pid) {
-  if (pid <= 0) return false;
-  auto stat = read_file(fmt::format("/proc/{}/stat", pid));
-  if (!stat.ok()) return false;
-  // The state letter follows the parenthesised command name, which may itself
-  // contain blanks and parentheses: look after the last ')'.
-  size_t close = stat->rfind(')');
-  if (close == std::string::npos || close + 2 >= stat->size()) return true;
-  const char state = (*stat)[close + 2];
-  return state != 'Z' && state != 'X' && state != 'x';
-}
-
 std::map<std::string, int64_t> parse_key_values(std::string_view text) {
   std::map<std::string, int64_t> kv;
   for (std::string_view line : split_lines(text)) {
@@ -390,18 +378,6 @@ bool sleep_ms(int ms) {
     ::nanosleep(&ts, nullptr);
   }
   return !interrupted();
-}
-
-pid_t pid_from_name(std::string_view name, std::string_view prefix) {
-  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return -1;
-  std::string_view digits = name.substr(prefix.size());
-  if (digits.size() > 9) return -1;
-  pid_t pid = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return -1;
-    pid = pid * 10 + (c - '0');
-  }
-  return pid > 0 ? pid : -1;
 }
 
 std::vector<std::string> list_dir(const std::string& dir) {

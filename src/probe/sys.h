@@ -59,9 +59,6 @@ faultline::Result<CommandResult> run_command(const std::vector<std::string>& arg
 faultline::Result<std::string> run_checked(const std::vector<std::string>& argv,
                                            bool interruptible = true);
 
-// True when pid names a process that is neither gone nor a zombie.
-bool pid_alive(pid_t pid);
-
 // The lines of a kernel file, without their '\n' (views into text).
 std::vector<std::string_view> split_lines(std::string_view text);
 // "key value" lines (/proc/vmstat, memory.stat) into a map; other lines are skipped.
@@ -88,9 +85,6 @@ Status unmount(const std::string& mnt, int retry_ms, bool* lazy);
 
 // Sleeps ms milliseconds; returns early (false) when interrupted.
 bool sleep_ms(int ms);
-
-// "run-<pid>" style names: the pid after prefix, or -1 if name is not prefix + digits.
-pid_t pid_from_name(std::string_view name, std::string_view prefix);
 
 // Names in a directory (without . and ..); empty if it cannot be read.
 std::vector<std::string> list_dir(const std::string& dir);

@@ -14,6 +14,7 @@
 
 #include "probe/sys.h"
 #include "probe/workspace.h"
+#include "util/process.h"
 
 namespace faultline::probe::trace {
 namespace {
@@ -261,8 +262,8 @@ Status remove_stale_instances(bool unmount_if_unused) {
   if (tracefs.empty()) return Status::Ok();
   std::string errors;
   for (const auto& name : sys::list_dir(tracefs + "/instances")) {
-    pid_t pid = sys::pid_from_name(name, kInstancePrefix);
-    if (pid <= 0 || sys::pid_alive(pid)) continue;
+    pid_t pid = util::pid_from_name(name, kInstancePrefix);
+    if (pid <= 0 || util::pid_alive(pid)) continue;
     Status st = remove_instance_dir(tracefs + "/instances/" + name);
     if (!st.ok()) errors += (errors.empty() ? "" : "; ") + st.message();
   }

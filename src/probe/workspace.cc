@@ -12,6 +12,7 @@
 #include "probe/cgroup.h"
 #include "probe/sys.h"
 #include "probe/tracing.h"
+#include "util/process.h"
 
 namespace faultline::probe::ws {
 namespace fs = std::filesystem;
@@ -42,7 +43,7 @@ std::string run_dir_of(const std::string& path, const std::string& root) {
   size_t slash = path.find('/', start);
   std::string name =
       path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-  if (sys::pid_from_name(name, kRunPrefix) < 0) return "";
+  if (util::pid_from_name(name, kRunPrefix) < 0) return "";
   return path.substr(0, start) + name;
 }
 
@@ -188,8 +189,8 @@ Status cleanup_stale(const std::string& workspace_root) {
   auto consider = [&](const std::string& run_dir) {
     if (run_dir.empty()) return;
     std::string name = run_dir.substr(run_dir.rfind('/') + 1);
-    pid_t pid = sys::pid_from_name(name, ws::kRunPrefix);
-    if (pid > 0 && !sys::pid_alive(pid)) dead_dirs.insert(run_dir);
+    pid_t pid = util::pid_from_name(name, ws::kRunPrefix);
+    if (pid > 0 && !util::pid_alive(pid)) dead_dirs.insert(run_dir);
   };
   for (const auto& name : sys::list_dir(root)) consider(root + "/" + name);
   for (const auto& mnt : sys::mounts_under(root)) consider(ws::run_dir_of(mnt, root));

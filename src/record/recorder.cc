@@ -23,6 +23,7 @@
 #include "probe/sys.h"
 #include "record/assemble.h"
 #include "record/strace.h"
+#include "util/process.h"
 #include "workload/recording.h"
 
 namespace faultline::record {
@@ -41,8 +42,8 @@ void remove_stale_work_dirs(const fs::path& tmp) {
     if (name.rfind(kWorkDirPrefix, 0) != 0) continue;
     const size_t dash = name.rfind('-');
     if (dash == std::string::npos || dash < kWorkDirPrefix.size()) continue;
-    const pid_t pid = sys::pid_from_name(name.substr(0, dash), kWorkDirPrefix);
-    if (pid > 0 && !sys::pid_alive(pid)) fs::remove_all(tmp / name, ec);
+    const pid_t pid = util::pid_from_name(name.substr(0, dash), kWorkDirPrefix);
+    if (pid > 0 && !util::pid_alive(pid)) fs::remove_all(tmp / name, ec);
   }
 }
 

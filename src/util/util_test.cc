@@ -1,12 +1,30 @@
-// util_test.cc — Status context, the name tables of enums, and Spread.
+// util_test.cc — Status context, the name tables of enums, Spread, and pids.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "util/enum_names.h"
+#include "util/process.h"
 #include "util/spread.h"
 #include "util/status.h"
 
 namespace faultline {
 namespace {
+
+TEST(Process, PidFromName) {
+  EXPECT_EQ(util::pid_from_name("run-123", "run-"), 123);
+  EXPECT_EQ(util::pid_from_name("run-", "run-"), -1);
+  EXPECT_EQ(util::pid_from_name("run-12x", "run-"), -1);
+  EXPECT_EQ(util::pid_from_name("run-0", "run-"), -1);
+  EXPECT_EQ(util::pid_from_name("faultline-probe-77", "faultline-"), -1);
+  EXPECT_EQ(util::pid_from_name("faultline-probe-77", "faultline-probe-"), 77);
+  EXPECT_EQ(util::pid_from_name("a.flr.tmp.4242", "a.flr.tmp."), 4242);
+}
+
+TEST(Process, PidAlive) {
+  EXPECT_TRUE(util::pid_alive(::getpid()));
+  EXPECT_FALSE(util::pid_alive(-1));
+  EXPECT_FALSE(util::pid_alive(0));
+}
 
 TEST(Status, ContextKeepsTheCode) {
   const Status io = Status::IoError("write /x: No space left on device");

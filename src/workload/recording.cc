@@ -1,7 +1,6 @@
 // recording.cc — the faultline recording format (docs/trace_format.md).
 #include "workload/recording.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "util/process.h"
 
 namespace faultline::workload {
 namespace {
@@ -110,11 +111,8 @@ void remove_stale_temporaries(const std::string& path) {
   const std::string prefix = p.filename().string() + ".tmp.";
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+    const pid_t pid = util::pid_from_name(name, prefix);
+    if (pid > 0 && !util::pid_alive(pid)) {
       std::error_code rm;
       fs::remove(it->path(), rm);
     }
