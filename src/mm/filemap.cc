@@ -414,7 +414,7 @@ void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
 void filemap_fsync(Kernel& k, AddressSpace& as) {
   for (pgoff_t i = 0; i < as.nr_pages();) {
     if (!as.present(i)) {
-      ++i;
+      i = as.skip_unused(i + 1);
       continue;
     }
     const pgoff_t head = as.head(i);

@@ -31,7 +31,7 @@ std::vector<pgoff_t> check_folios(const AddressSpace& as, Report& r) {
       if (as.shmem()) r.add(at(as, i) + ": a shadow entry in tmpfs");
     }
     if (!as.present(i)) {
-      ++i;
+      i = as.skip_unused(i + 1);
       continue;
     }
     const unsigned order = as.order(i);
@@ -139,23 +139,26 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
     int64_t rss[NR_MM_COUNTERS] = {};
     for (const auto& vma : mm->vmas) {
       const AddressSpace* as = vma->vm_file ? vma->vm_file->mapping : nullptr;
-      for (uint64_t v = 0; v < vma->ptes.size(); ++v) {
-        const uint8_t pte = vma->ptes[v];
-        if (!(pte & kPtePresent)) continue;
-        if (!as || (pte & kPteAnon)) {
-          ++rss[MM_ANONPAGES];
-          continue;
+      vma->ptes.for_each_leaf([&](uint64_t first, const uint8_t* leaf, uint64_t count) {
+        for (uint64_t j = 0; j < count; ++j) {
+          const uint64_t v = first + j;
+          const uint8_t pte = leaf[j];
+          if (!(pte & kPtePresent)) continue;
+          if (!as || (pte & kPteAnon)) {
+            ++rss[MM_ANONPAGES];
+            continue;
+          }
+          const pgoff_t p = vma->vm_pgoff + v;
+          if (p >= as->nr_pages() || !as->present(p)) {
+            r.add("a present PTE at page " + std::to_string(v) + " of a mapping of ino " +
+                  std::to_string(as->ino()) + " maps index " + std::to_string(p) +
+                  ", which is not resident");
+          } else if (!as->test(as->head(p), kPgMapped)) {
+            r.add(at(*as, as->head(p)) + ": mapped by a PTE but not marked mapped");
+          }
+          ++rss[as->shmem() ? MM_SHMEMPAGES : MM_FILEPAGES];
         }
-        const pgoff_t p = vma->vm_pgoff + v;
-        if (p >= as->nr_pages() || !as->present(p)) {
-          r.add("a present PTE at page " + std::to_string(v) + " of a mapping of ino " +
-                std::to_string(as->ino()) + " maps index " + std::to_string(p) +
-                ", which is not resident");
-        } else if (!as->test(as->head(p), kPgMapped)) {
-          r.add(at(*as, as->head(p)) + ": mapped by a PTE but not marked mapped");
-        }
-        ++rss[as->shmem() ? MM_SHMEMPAGES : MM_FILEPAGES];
-      }
+      });
     }
     for (const MmCounter c : {MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES}) {
       if (rss[c] != mm->rss[c]) {

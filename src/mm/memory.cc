@@ -120,7 +120,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
   touch_pages(k, *vma.vm_file->mapping, vmf.pgoff, 1);  // the copy reads the file page
-  uint8_t& pte = vma.ptes[vmf.vpage];
+  uint8_t& pte = vma.ptes.mut(vmf.vpage);
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
@@ -141,7 +141,7 @@ vm_fault_t do_shared_fault(Kernel& k, VmFault& vmf) {
 // do_wp_page(): a write to a present, read-only PTE.
 vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
-  uint8_t& pte = vma.ptes[vmf.vpage];
+  uint8_t& pte = vma.ptes.mut(vmf.vpage);
   if (!vma.vm_file) {
     // The shared zero page: wp_page_copy() allocates the task's own page.
     pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
@@ -171,7 +171,7 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
 vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   if (vma.vm_flags & VM_SHARED) return VM_FAULT_SIGBUS;
-  uint8_t& pte = vma.ptes[vmf.vpage];
+  uint8_t& pte = vma.ptes.mut(vmf.vpage);
   vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
   if (!(vmf.flags & FAULT_FLAG_WRITE)) {
     pte = static_cast<uint8_t>(kPtePresent | kPteYoung);  // special zero-page PTE
@@ -197,7 +197,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   }
   if (head + kHpagePmdNr > as.nr_pages() && !as.shmem()) return false;
   for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
-    vma.ptes[vpage + i] = static_cast<uint8_t>(kPtePresent | kPteYoung);
+    vma.ptes.mut(vpage + i) = static_cast<uint8_t>(kPtePresent | kPteYoung);
   }
   vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
   as.set(head, kPgMapped);
@@ -213,13 +213,12 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
   for (uint64_t i = 0; i < nr; ++i) {
     const pgoff_t p = pgoff + i;
     const uint64_t vpage = p - vma.vm_pgoff;
-    uint8_t& pte = vma.ptes[vpage];
-    if (pte & kPtePresent) continue;
+    if (vma.ptes[vpage] & kPtePresent) continue;
     const bool prefault = p != vmf.pgoff;
     uint8_t v = kPtePresent;
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
-    pte = v;
+    vma.ptes.mut(vpage) = v;
     if (vma.vm_file) vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
     vma.pte_table[vma.pmd_slot(vpage)] = 1;
     ++set;
@@ -236,10 +235,10 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
     const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
     int64_t cleared = 0;
     for (pgoff_t i = first; i < last; ++i) {
-      uint8_t& pte = vma->ptes[i - vma->vm_pgoff];
+      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
       if ((pte & kPtePresent) && !(pte & kPteAnon)) {
         if (pte & kPteDirty) as.set(head, kPgDirty);
-        pte = 0;
+        vma->ptes.in_written(i - vma->vm_pgoff) = 0;
         ++cleared;
       }
     }
@@ -255,7 +254,11 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
   int64_t file_pages = 0, anon_pages = 0;
   AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
   for (uint64_t v = first; v < first + nr && v < vma.nr_pages(); ++v) {
-    uint8_t& pte = vma.ptes[v];
+    if (!vma.ptes.leaf(v)) {  // no PTE table there: nothing mapped
+      v = vma.ptes.next_written(v) - 1;
+      continue;
+    }
+    const uint8_t pte = vma.ptes[v];
     if (!(pte & kPtePresent)) continue;
     if (pte & kPteAnon) {
       ++anon_pages;
@@ -265,7 +268,7 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
       if ((pte & kPteYoung) && vma.has_recency()) folio_mark_accessed(k, *as, head);
       ++file_pages;
     }
-    pte = 0;
+    vma.ptes.in_written(v) = 0;
   }
   for (uint64_t s = vma.pmd_slot(first);
        s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1); ++s) {
@@ -341,10 +344,10 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
   for (int round = 0;; ++round) {
-    uint8_t& pte = vma.ptes[vpage];
+    const uint8_t pte = vma.ptes[vpage];
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
-      pte = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
+      vma.ptes.in_written(vpage) = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
       if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
       // The access touches the file page, unless the PTE maps a private copy.
       if (vma.vm_file && !(pte & kPteAnon)) {

@@ -41,7 +41,7 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   vma->vm_flags = flags;
   vma->vm_file = file;
   vma->shmem_ops = file && file->mapping->shmem();
-  vma->ptes.assign(nr_pages, 0);
+  vma->ptes = util::SparseArray<uint8_t, kPmdShift - kPageShift>(nr_pages);
   const uint64_t slots = vma->pmd_slot(nr_pages - 1) + 1;
   vma->pte_table.assign(slots, 0);
   vma->pmd_mapped.assign(slots, 0);

@@ -18,6 +18,7 @@
 #include "mm/trace.h"
 #include "mm/types.h"
 #include "mm/vmstat.h"
+#include "util/sparse_array.h"
 
 namespace faultline::mm {
 
@@ -66,8 +67,10 @@ struct Vma {
   pgoff_t vm_pgoff = 0;   // file page mapped at vm_start
   vm_flags_t vm_flags = VM_READ;
   File* vm_file = nullptr;
-  bool shmem_ops = false;           // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
-  std::vector<uint8_t> ptes;        // PteBits per page of the VMA
+  bool shmem_ops = false;  // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
+  // PteBits per page of the VMA; a leaf of it is allocated with the first
+  // PTE set in its 2 MiB, as a PTE table is.
+  util::SparseArray<uint8_t, kPmdShift - kPageShift> ptes;
   std::vector<uint8_t> pte_table;   // 1 if the PTE table of that 2 MiB span exists
   std::vector<uint8_t> pmd_mapped;  // 1 if that 2 MiB span is mapped by one PMD
 

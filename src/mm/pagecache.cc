@@ -9,11 +9,12 @@ AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsign
       size_(size_bytes),
       shmem_(shmem),
       max_order_(max_order),
-      nr_pages_((size_bytes + kPageSize - 1) >> kPageShift) {
+      nr_pages_((size_bytes + kPageSize - 1) >> kPageShift),
+      slots_(nr_pages_) {
   FAULTLINE_CHECK(nr_pages_ < (uint64_t{1} << 32));
-  slots_.assign(nr_pages_, Slot{});
 }
 
+// Windows of at most a few thousand pages: slots never written read as zeros.
 pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {
   for (pgoff_t i = index; i <= end && i < nr_pages_; ++i) {
     if (slots_[i].flags & kPgPresent) return i;
@@ -32,9 +33,11 @@ bool AddressSpace::install(pgoff_t index, unsigned order, uint32_t* shadow_age, 
   const uint64_t nr = uint64_t{1} << order;
   FAULTLINE_DCHECK(index % nr == 0);
   FAULTLINE_DCHECK(index + nr <= round_up(nr_pages_, nr));
+  FAULTLINE_DCHECK(order <= kPmdShift - kPageShift);  // within one leaf of slots_
   bool found = false;
+  (void)slots_.mut(index);  // the folio's leaf, written from here on
   for (pgoff_t i = index; i < index + nr && i < nr_pages_; ++i) {
-    Slot& s = slots_[i];
+    Slot& s = slots_.in_written(i);
     FAULTLINE_DCHECK(!(s.flags & kPgPresent));
     if (!found && (s.flags & kPgShadow)) {
       found = true;
@@ -55,30 +58,36 @@ void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workings
   const uint16_t sh =
       shadow ? static_cast<uint16_t>(kPgShadow | (workingset ? kPgShadowWs : 0)) : uint16_t{0};
   for (pgoff_t i = head; i < head + nr && i < nr_pages_; ++i) {
-    slots_[i] = Slot{sh, 0, slots_[i].touched, age, 0};
+    Slot& s = slots_.in_written(i);
+    s = Slot{sh, 0, s.touched, age, 0};
   }
   nr_cached_ -= std::min<uint64_t>(nr, nr_pages_ - head);
 }
 
 void AddressSpace::reset_touches() {
-  for (Slot& s : slots_) {
-    s.touched = 0;
-    s.flags = static_cast<uint16_t>(s.flags & ~kPgRaUnused);
-  }
+  slots_.for_each_leaf([](pgoff_t, Slot* leaf, uint64_t n) {
+    for (uint64_t j = 0; j < n; ++j) {
+      leaf[j].touched = 0;
+      leaf[j].flags = static_cast<uint16_t>(leaf[j].flags & ~kPgRaUnused);
+    }
+  });
 }
 
 uint64_t AddressSpace::nr_ra_unused_pages() const {
+  // Folios are walked head to head; none spans two leaves.
   uint64_t n = 0;
-  for (pgoff_t i = 0; i < nr_pages_;) {
-    const Slot& s = slots_[i];
-    if (!(s.flags & kPgPresent)) {
-      ++i;
-      continue;
+  slots_.for_each_leaf([&](pgoff_t first, const Slot* leaf, uint64_t count) {
+    for (uint64_t j = 0; j < count;) {
+      const Slot& s = leaf[j];
+      if (!(s.flags & kPgPresent)) {
+        ++j;
+        continue;
+      }
+      const uint64_t nr = uint64_t{1} << s.order;
+      if (s.flags & kPgRaUnused) n += std::min<uint64_t>(nr, nr_pages_ - (first + j));
+      j += nr;
     }
-    const uint64_t nr = uint64_t{1} << s.order;  // i is a head: folios are walked head to head
-    if (s.flags & kPgRaUnused) n += std::min<uint64_t>(nr, nr_pages_ - i);
-    i += nr;
-  }
+  });
   return n;
 }
 

@@ -1,11 +1,13 @@
 // pagecache.h — the page cache of one inode (struct address_space).
 //
-// A dense per-page array stands in for the xarray: for each index it records
+// A per-page array stands in for the xarray: for each index it records
 // whether a folio covers it, the order of that folio, and, where no folio is,
 // a workingset shadow entry. Folio flags live on the head page. Page-cache
 // folios are naturally aligned, so the head of any index is
-// round_down(index, 1 << order). A dense array costs 12 bytes per page of
-// file and makes window scans over thousands of pages a tight loop.
+// round_down(index, 1 << order). The array is sparse (util/sparse_array.h):
+// 12 bytes per page only in the 512-page leaves that were ever written (a
+// folio of at most PMD order never spans two), 1/64 byte per page of the
+// file for the rest; window scans are a tight loop inside a leaf.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "mm/types.h"
 #include "util/check.h"
+#include "util/sparse_array.h"
 
 namespace faultline::mm {
 
@@ -61,11 +64,14 @@ class AddressSpace {
   uint32_t folio_nr_pages(pgoff_t head) const { return 1u << slots_[head].order; }
   uint16_t folio_flags(pgoff_t head) const { return slots_[head].flags; }
   bool test(pgoff_t head, uint16_t bit) const { return slots_[head].flags & bit; }
+  // Flags of a resident folio (its leaf of slots_ was written by install()).
   void set(pgoff_t head, uint16_t bit) {
-    slots_[head].flags = static_cast<uint16_t>(slots_[head].flags | bit);
+    Slot& s = slots_.in_written(head);
+    s.flags = static_cast<uint16_t>(s.flags | bit);
   }
   void clear(pgoff_t head, uint16_t bit) {
-    slots_[head].flags = static_cast<uint16_t>(slots_[head].flags & ~bit);
+    Slot& s = slots_.in_written(head);
+    s.flags = static_cast<uint16_t>(s.flags & ~bit);
   }
   bool test_and_clear(pgoff_t head, uint16_t bit) {
     const bool was = test(head, bit);
@@ -76,9 +82,9 @@ class AddressSpace {
   // read(2) or write(2) copy): clears the folio's kPgRaUnused. Returns true
   // the first time page i is touched since reset_touches().
   bool touch(pgoff_t i) {
-    Slot& s = slots_[i];
+    Slot& s = slots_.mut(i);
     if (s.flags & kPgPresent) [[likely]] {
-      Slot& h = slots_[head(i)];
+      Slot& h = slots_.in_written(round_down(i, uint64_t{1} << s.order));
       if (h.flags & kPgRaUnused) h.flags = static_cast<uint16_t>(h.flags & ~kPgRaUnused);
     }
     if (s.touched) return false;
@@ -91,12 +97,15 @@ class AddressSpace {
   uint64_t nr_ra_unused_pages() const;
   uint32_t shadow_age(pgoff_t i) const { return slots_[i].shadow; }
   uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
-  void set_lru_seq(pgoff_t head, uint32_t seq) { slots_[head].lru_seq = seq; }
+  void set_lru_seq(pgoff_t head, uint32_t seq) { slots_.in_written(head).lru_seq = seq; }
 
   // First index in [index, end] covered by an uptodate folio, or kNoIndex.
   pgoff_t next_present(pgoff_t index, pgoff_t end) const;
   // True if any index in [index, index + nr) is covered by a folio.
   bool any_present(pgoff_t index, uint64_t nr) const;
+  // i, or past pages that never held a folio, a shadow or a touch (for
+  // walks over the whole file); nr_pages() at the end.
+  pgoff_t skip_unused(pgoff_t i) const { return slots_.next_written(i); }
 
   // Installs a folio of `order` at `index` (aligned, all slots free of folios).
   // Returns true and the shadow found (first one in the range) if any.
@@ -105,6 +114,8 @@ class AddressSpace {
   void remove(pgoff_t head, bool shadow, uint32_t age, bool workingset);
 
   uint64_t nr_cached_pages() const { return nr_cached_; }
+  // Bytes of the per-page array (model memory).
+  uint64_t index_bytes() const { return slots_.bytes(); }
   // VMAs mapping this file (i_mmap); eviction unmaps through them.
   std::vector<Vma*>& i_mmap() { return i_mmap_; }
   const std::vector<Vma*>& i_mmap() const { return i_mmap_; }
@@ -126,7 +137,7 @@ class AddressSpace {
     uint32_t shadow = 0;   // nonresident_age at eviction (valid with kPgShadow)
     uint32_t lru_seq = 0;  // LRU entry sequence of the folio (head only)
   };
-  std::vector<Slot> slots_;
+  util::SparseArray<Slot, kPmdShift - kPageShift> slots_;
   std::vector<Vma*> i_mmap_;
 };
 

@@ -63,10 +63,10 @@ int folio_referenced(AddressSpace& as, pgoff_t head, bool* exec) {
     const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
     bool young = false;
     for (pgoff_t i = first; i < last; ++i) {
-      uint8_t& pte = vma->ptes[i - vma->vm_pgoff];
+      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
       if ((pte & (kPtePresent | kPteYoung | kPteAnon)) == (kPtePresent | kPteYoung)) {
         young = true;
-        pte = static_cast<uint8_t>(pte & ~kPteYoung);
+        vma->ptes.in_written(i - vma->vm_pgoff) = static_cast<uint8_t>(pte & ~kPteYoung);
       }
     }
     if (young) {

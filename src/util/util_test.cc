@@ -1,14 +1,73 @@
-// util_test.cc — Status context, the name tables of enums, Spread, and pids.
+// util_test.cc — Status context, the name tables of enums, Spread, pids and
+// the sparse array.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "util/enum_names.h"
 #include "util/process.h"
+#include "util/random.h"
+#include "util/sparse_array.h"
 #include "util/spread.h"
 #include "util/status.h"
 
 namespace faultline {
 namespace {
+
+// The sparse array reads as a dense one under any sequence of writes.
+TEST(SparseArray, ReadsAsADenseArray) {
+  struct Slot {
+    uint16_t a = 0;
+    uint32_t b = 0;
+    bool operator==(const Slot&) const = default;
+  };
+  for (const uint64_t size :
+       {uint64_t{1}, uint64_t{63}, uint64_t{64}, uint64_t{1000}, uint64_t{4097}}) {
+    util::SparseArray<Slot, 6> sparse(size);
+    std::vector<Slot> dense(size);
+    Rng rng(size, 1);
+    for (int op = 0; op < 2000; ++op) {
+      const uint64_t i = rng.below(size);
+      if (rng.below(3) == 0) {
+        const Slot v{static_cast<uint16_t>(rng.below(7)), static_cast<uint32_t>(rng.below(1000))};
+        sparse.mut(i) = v;
+        dense[i] = v;
+      }
+      ASSERT_EQ(sparse[i], dense[i]) << "size " << size << " index " << i;
+      // next_written never skips a written value.
+      const uint64_t n = sparse.next_written(i);
+      ASSERT_GE(n, i);
+      ASSERT_LE(n, size);
+      for (uint64_t j = i; j < n; ++j) ASSERT_EQ(dense[j], Slot{}) << j;
+      if (n < size) {
+        ASSERT_NE(sparse.leaf(n), nullptr);
+      }
+    }
+    uint64_t seen = 0, leaves = 0;
+    sparse.for_each_leaf([&](uint64_t first, const Slot* leaf, uint64_t count) {
+      ++leaves;
+      EXPECT_LE(first + count, size);
+      for (uint64_t j = 0; j < count; ++j, ++seen) {
+        ASSERT_EQ(leaf[j], dense[first + j]);
+      }
+    });
+    for (uint64_t j = 0; j < size; ++j) ASSERT_EQ(sparse[j], dense[j]);
+    EXPECT_EQ(leaves, sparse.nr_leaves());
+    EXPECT_LE(seen, size);
+  }
+}
+
+TEST(SparseArray, HoldsOnlyWhatWasWritten) {
+  util::SparseArray<uint8_t, 9> a(uint64_t{1} << 30);  // 4 TiB worth of 4 KiB pages
+  EXPECT_EQ(a[12345], 0);
+  EXPECT_EQ(a.nr_leaves(), 0u);
+  EXPECT_EQ(a.bytes(), (uint64_t{1} << 21) / 8);  // the bitmap: a bit per leaf
+  a.mut((uint64_t{1} << 29) + 7) = 3;
+  EXPECT_EQ(a[(uint64_t{1} << 29) + 7], 3);
+  EXPECT_EQ(a.nr_leaves(), 1u);
+  EXPECT_EQ(a.bytes(), (uint64_t{1} << 21) / 8 + 512);
+  EXPECT_EQ(a.next_written(0), uint64_t{1} << 29);
+  EXPECT_EQ(a.next_written((uint64_t{1} << 29) + 512), a.size());
+}
 
 TEST(Process, PidFromName) {
   EXPECT_EQ(util::pid_from_name("run-123", "run-"), 123);
