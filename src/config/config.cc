@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "mm/types.h"
 #include "util/units.h"
 
 namespace faultline {
@@ -518,6 +519,9 @@ Status set_key(Config& cfg, const std::string& key, const std::string& value) {
   return Status::InvalidArgument("unknown key '" + key + "' (faultline keys lists them)");
 }
 
+// x86-64 with 4-level page tables: user space ends at 128 TiB (TASK_SIZE_MAX).
+constexpr uint64_t kUserAddressSpace = (uint64_t{1} << 47) - 4096;
+
 Status apply_assignments(Config& cfg, const std::vector<std::string>& assignments) {
   for (const std::string& a : assignments) {
     const size_t eq = a.find('=');
@@ -544,7 +548,7 @@ static Status validate_entries(const Config& c) {
   for (const FileDecl& f : c.files) {
     const std::string k = std::string(kFileList) + "." + f.name;
     if (f.size == 0) return err(k + ".size: must be greater than zero");
-    if (f.size >= (uint64_t{1} << 44)) return err(k + ".size: at most 16 TiB");
+    if (f.size > mm::kMaxFileBytes) return err(k + ".size: at most 1 PiB");
   }
   for (const StreamDecl& st : c.streams) {
     const std::string k = std::string(kStreamList) + "." + st.name;
@@ -574,6 +578,11 @@ static Status validate_entries(const Config& c) {
     if (st.start >= span_pages) return err(k + ".start: beyond the pages the stream covers");
     if (st.read_size == 0) return err(k + ".read_size: must be greater than zero");
     if (st.read_size > (uint64_t{1} << 30)) return err(k + ".read_size: at most 1 GiB");
+    if (st.method == AccessMethod::kMmap && f->size >= kUserAddressSpace) {
+      return err(k + ".method: a mapping of " + format_size(f->size) +
+                 " does not fit x86-64's 128 TiB user address space (mmap fails with ENOMEM); "
+                 "read it (method = read)");
+    }
     if (st.method == AccessMethod::kRead && st.op != AccessOp::kRead) {
       return err(k + ".method: read(2) accesses need op = read");
     }
@@ -613,7 +622,7 @@ Status validate(const Config& c) {
     return err("model.timeline: the concurrent workloads (pft, lat_pagefault) have no timeline");
   }
   if (c.file.size == 0) return err("file.size: must be greater than zero");
-  if (c.file.size >= (uint64_t{1} << 44)) return err("file.size: at most 16 TiB");
+  if (c.file.size > mm::kMaxFileBytes) return err("file.size: at most 1 PiB");
   if (c.file.write_chunk == 0) return err("file.write_chunk: must be greater than zero");
   if (c.file.warm_chunk == 0) return err("file.warm_chunk: must be greater than zero");
   if (c.file.tmpfs_huge_order > 9) return err("file.tmpfs_huge_order: at most 9 (PMD order)");
@@ -627,6 +636,12 @@ Status validate(const Config& c) {
   const uint64_t map_len = c.mapping.length ? c.mapping.length : c.file.size - c.mapping.offset;
   if (c.mapping.offset + map_len > ((c.file.size + 4095) & ~uint64_t{4095})) {
     return err("mapping.length: the mapping extends past the end of the file");
+  }
+  if (c.access.method == AccessMethod::kMmap && map_len >= kUserAddressSpace) {
+    return err(
+        "mapping.length: a mapping of " + format_size(map_len) +
+        " does not fit x86-64's 128 TiB user address space (mmap fails with ENOMEM); map part "
+        "of the file (mapping.offset, mapping.length) or read it (access.method=read)");
   }
   if (c.mapping.align_offset >= 512) return err("mapping.align_offset: must be below 512");
   const uint64_t map_pages = (map_len + 4095) / 4096;

@@ -122,7 +122,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   touch_pages(k, *vma.vm_file->mapping, vmf.pgoff, 1);  // the copy reads the file page
   uint8_t& pte = vma.ptes.mut(vmf.vpage);
   pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
-  vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
+  vma.pte_table.mut(vma.pmd_slot(vmf.vpage)) = 1;
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
   k.cpu_work(k.cpu().map_page_ns);
@@ -172,7 +172,7 @@ vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   if (vma.vm_flags & VM_SHARED) return VM_FAULT_SIGBUS;
   uint8_t& pte = vma.ptes.mut(vmf.vpage);
-  vma.pte_table[vma.pmd_slot(vmf.vpage)] = 1;
+  vma.pte_table.mut(vma.pmd_slot(vmf.vpage)) = 1;
   if (!(vmf.flags & FAULT_FLAG_WRITE)) {
     pte = static_cast<uint8_t>(kPtePresent | kPteYoung);  // special zero-page PTE
     return 0;
@@ -199,7 +199,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
     vma.ptes.mut(vpage + i) = static_cast<uint8_t>(kPtePresent | kPteYoung);
   }
-  vma.pmd_mapped[vma.pmd_slot(vpage)] = 1;
+  vma.pmd_mapped.mut(vma.pmd_slot(vpage)) = 1;
   as.set(head, kPgMapped);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
@@ -220,7 +220,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     if (writable) v |= kPteWrite | kPteDirty;
     vma.ptes.mut(vpage) = v;
     if (vma.vm_file) vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
-    vma.pte_table[vma.pmd_slot(vpage)] = 1;
+    vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
   }
   k.cpu_work(k.cpu().map_page_ns * static_cast<double>(set));
@@ -243,7 +243,8 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
       }
     }
     if (first < last && as.order(head) == kHpagePmdOrder) {
-      vma->pmd_mapped[vma->pmd_slot(first - vma->vm_pgoff)] = 0;
+      const uint64_t slot = vma->pmd_slot(first - vma->vm_pgoff);
+      if (vma->pmd_mapped[slot]) vma->pmd_mapped.in_written(slot) = 0;
     }
     if (cleared) k.add_mm_counter(*vma->vm_mm, mm_counter_file(as), -cleared);
   }
@@ -270,9 +271,13 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
     }
     vma.ptes.in_written(v) = 0;
   }
-  for (uint64_t s = vma.pmd_slot(first);
-       s <= vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1); ++s) {
-    vma.pmd_mapped[s] = 0;
+  const uint64_t last_slot = vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1);
+  for (uint64_t s = vma.pmd_slot(first); s <= last_slot && s < vma.pmd_mapped.size(); ++s) {
+    if (!vma.pmd_mapped.leaf(s)) {  // never PMD-mapped there
+      s = vma.pmd_mapped.next_written(s) - 1;
+      continue;
+    }
+    if (vma.pmd_mapped[s]) vma.pmd_mapped.in_written(s) = 0;
   }
   if (file_pages) k.add_mm_counter(*vma.vm_mm, mm_counter_file(*as), -file_pages);
   if (anon_pages) {

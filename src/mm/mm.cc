@@ -14,6 +14,7 @@ Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const Back
 
 AddressSpace* Kernel::new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order) {
   const auto ino = static_cast<uint32_t>(spaces_.size());
+  FAULTLINE_CHECK(ino < kMaxInodes);
   spaces_.push_back(std::make_unique<AddressSpace>(ino, size_bytes, shmem, max_order));
   return spaces_.back().get();
 }
@@ -43,8 +44,8 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   vma->shmem_ops = file && file->mapping->shmem();
   vma->ptes = util::SparseArray<uint8_t, kPmdShift - kPageShift>(nr_pages);
   const uint64_t slots = vma->pmd_slot(nr_pages - 1) + 1;
-  vma->pte_table.assign(slots, 0);
-  vma->pmd_mapped.assign(slots, 0);
+  vma->pte_table = util::SparseArray<uint8_t>(slots);
+  vma->pmd_mapped = util::SparseArray<uint8_t>(slots);
   Vma* raw = vma.get();
   mm->vmas.push_back(std::move(vma));
   if (file) file->mapping->i_mmap().push_back(raw);

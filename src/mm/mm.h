@@ -71,8 +71,9 @@ struct Vma {
   // PteBits per page of the VMA; a leaf of it is allocated with the first
   // PTE set in its 2 MiB, as a PTE table is.
   util::SparseArray<uint8_t, kPmdShift - kPageShift> ptes;
-  std::vector<uint8_t> pte_table;   // 1 if the PTE table of that 2 MiB span exists
-  std::vector<uint8_t> pmd_mapped;  // 1 if that 2 MiB span is mapped by one PMD
+  // Per 2 MiB span (pmd_slot): 1 if its PTE table exists; 1 if one PMD maps it.
+  util::SparseArray<uint8_t> pte_table;
+  util::SparseArray<uint8_t> pmd_mapped;
 
   uint64_t nr_pages() const { return (vm_end - vm_start) >> kPageShift; }
   bool has_recency() const;  // vma_has_recency()
@@ -107,11 +108,22 @@ struct Mm {
 // One LRU list entry. The lists are FIFOs of entries with lazy deletion: an
 // entry is live only while its sequence number still equals the folio's, so
 // moving a folio is one push and never a search.
+// Twelve bytes: the inode (24 bits) and the folio's index (40 bits) packed
+// in two words, and the sequence number.
 struct LruEntry {
-  uint32_t ino;
-  uint32_t index;
+  LruEntry(uint32_t inode, pgoff_t folio_index, uint32_t sequence)
+      : ino_index_hi(inode | static_cast<uint32_t>(folio_index >> 32) << 24),
+        index_lo(static_cast<uint32_t>(folio_index)),
+        seq(sequence) {}
+  uint32_t ino() const { return ino_index_hi & (kMaxInodes - 1); }
+  pgoff_t index() const { return pgoff_t{ino_index_hi >> 24} << 32 | index_lo; }
+
+  uint32_t ino_index_hi;
+  uint32_t index_lo;
   uint32_t seq;
 };
+static_assert(sizeof(LruEntry) == 12);
+static_assert(kLruIndexBits == 32 + 8 && kMaxInodes == 1u << 24);
 
 // The two file LRU lists of the one lruvec (classic LRU, CONFIG_LRU_GEN off).
 struct Lruvec {

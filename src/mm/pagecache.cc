@@ -11,7 +11,7 @@ AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsign
       max_order_(max_order),
       nr_pages_((size_bytes + kPageSize - 1) >> kPageShift),
       slots_(nr_pages_) {
-  FAULTLINE_CHECK(nr_pages_ < (uint64_t{1} << 32));
+  FAULTLINE_CHECK(size_bytes <= kMaxFileBytes);
 }
 
 // Windows of at most a few thousand pages: slots never written read as zeros.

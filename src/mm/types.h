@@ -21,6 +21,11 @@ inline constexpr unsigned kMaxPagecacheOrder = 9;  // MAX_PAGECACHE_ORDER with T
 inline constexpr uint32_t kMmapLotsamiss = 100;    // MMAP_LOTSAMISS (mm/filemap.c)
 inline constexpr uint32_t kSwapClusterMax = 32;    // SWAP_CLUSTER_MAX
 inline constexpr pgoff_t kNoIndex = ~pgoff_t{0};   // ULONG_MAX as a "none" index
+// The model's largest file, 1 PiB, and the inodes it can tell apart (the
+// widths an LRU entry packs them in).
+inline constexpr uint64_t kMaxFileBytes = uint64_t{1} << 50;
+inline constexpr unsigned kLruIndexBits = 40;
+inline constexpr uint32_t kMaxInodes = 1u << 24;
 
 // vm_fault_t bits (include/linux/mm_types.h), only those the model produces.
 using vm_fault_t = uint32_t;

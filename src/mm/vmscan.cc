@@ -11,7 +11,7 @@ void lru_push_head(Kernel& k, AddressSpace& as, pgoff_t head, bool active) {
   Lruvec& lv = k.lruvec();
   const uint32_t seq = lv.next_seq++;
   as.set_lru_seq(head, seq);
-  const LruEntry e{as.ino(), static_cast<uint32_t>(head), seq};
+  const LruEntry e(as.ino(), head, seq);
   const uint64_t nr = as.folio_nr_pages(head);
   if (active) {
     lv.active.push_front(e);
@@ -42,10 +42,11 @@ bool lru_pop_tail(Kernel& k, std::deque<LruEntry>& list, AddressSpace** as, pgof
   while (!list.empty()) {
     const LruEntry e = list.back();
     list.pop_back();
-    AddressSpace* s = k.address_space(e.ino);
-    if (s->present(e.index) && s->head(e.index) == e.index && s->lru_seq(e.index) == e.seq) {
+    AddressSpace* s = k.address_space(e.ino());
+    const pgoff_t index = e.index();
+    if (s->present(index) && s->head(index) == index && s->lru_seq(index) == e.seq) {
       *as = s;
-      *head = e.index;
+      *head = index;
       return true;
     }
   }

@@ -43,6 +43,8 @@ Result<uint64_t> parse_size(std::string_view text) {
     mult = 1024.0 * 1024 * 1024;
   else if (suffix == "t" || suffix == "tb" || suffix == "tib")
     mult = 1024.0 * 1024 * 1024 * 1024;
+  else if (suffix == "p" || suffix == "pb" || suffix == "pib")
+    mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
   else
     return Status::InvalidArgument("unknown size suffix '" + suffix + "' in '" + s + "'");
   const double bytes = number * mult;
@@ -54,17 +56,18 @@ Result<uint64_t> parse_size(std::string_view text) {
 }
 
 std::string format_size(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  constexpr int kLast = 5;
   int u = 0;
   uint64_t v = bytes;
-  while (u < 4 && v >= 1024 && v % 1024 == 0) {
+  while (u < kLast && v >= 1024 && v % 1024 == 0) {
     v /= 1024;
     ++u;
   }
-  if (v < 1024 * 16 || u == 4) return std::to_string(v) + " " + kUnits[u];
+  if (v < 1024 * 16 || u == kLast) return std::to_string(v) + " " + kUnits[u];
   double d = static_cast<double>(bytes);
   u = 0;
-  while (u < 4 && d >= 1024) {
+  while (u < kLast && d >= 1024) {
     d /= 1024;
     ++u;
   }
