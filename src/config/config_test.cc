@@ -80,6 +80,24 @@ TEST(KernelSwitches, UnsetOverridesKeepTheRelease) {
 #undef FAULTLINE_X
 }
 
+// Files up to 1 PiB; mappings below x86-64's 128 TiB of user space.
+TEST(Limits, FileSizeAndMappingLength) {
+  Config c;
+  ASSERT_TRUE(set_key(c, "file.size", "1PiB").ok());
+  ASSERT_TRUE(set_key(c, "access.method", "read").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  ASSERT_TRUE(set_key(c, "file.size", "1025TiB").ok());
+  EXPECT_NE(validate(c).message().find("file.size: at most 1 PiB"), std::string::npos);
+  ASSERT_TRUE(set_key(c, "file.size", "128TiB").ok());
+  EXPECT_TRUE(validate(c).ok());
+  ASSERT_TRUE(set_key(c, "access.method", "mmap").ok());
+  EXPECT_NE(validate(c).message().find("mapping.length: a mapping of 128 TiB does not fit"),
+            std::string::npos)
+      << validate(c).message();
+  ASSERT_TRUE(set_key(c, "mapping.length", "64TiB").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+}
+
 TEST(KernelSwitches, BadValuesNameTheKey) {
   Config c;
   Status st = set_key(c, "kernel.mmap_miss_p1", "maybe");
