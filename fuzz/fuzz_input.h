@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/process.h"
+
 namespace faultline::fuzz {
 
 // A directory of this process, removed at exit.
@@ -25,6 +27,12 @@ inline const std::string& scratch_dir() {
       const std::filesystem::path base = ::access("/dev/shm", W_OK) == 0
                                              ? std::filesystem::path("/dev/shm")
                                              : std::filesystem::temp_directory_path();
+      // A target stopped by a crash or a timeout leaves its directory.
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
+        const pid_t pid = util::pid_from_name(e.path().filename().string(), "faultline-fuzz-");
+        if (pid > 0 && !util::pid_alive(pid)) std::filesystem::remove_all(e.path(), ec);
+      }
       path = (base / ("faultline-fuzz-" + std::to_string(::getpid()))).string();
       std::filesystem::create_directories(path);
     }
