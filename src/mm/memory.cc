@@ -254,11 +254,9 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
   int64_t file_pages = 0, anon_pages = 0;
   AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
-  for (uint64_t v = first; v < first + nr && v < vma.nr_pages(); ++v) {
-    if (!vma.ptes.leaf(v)) {  // no PTE table there: nothing mapped
-      v = vma.ptes.next_written(v) - 1;
-      continue;
-    }
+  // Leaves of PTEs never written hold nothing mapped: next_written skips them.
+  for (uint64_t v = vma.ptes.next_written(first); v < first + nr && v < vma.nr_pages();
+       v = vma.ptes.next_written(v + 1)) {
     const uint8_t pte = vma.ptes[v];
     if (!(pte & kPtePresent)) continue;
     if (pte & kPteAnon) {
@@ -272,11 +270,8 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
     vma.ptes.in_written(v) = 0;
   }
   const uint64_t last_slot = vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1);
-  for (uint64_t s = vma.pmd_slot(first); s <= last_slot && s < vma.pmd_mapped.size(); ++s) {
-    if (!vma.pmd_mapped.leaf(s)) {  // never PMD-mapped there
-      s = vma.pmd_mapped.next_written(s) - 1;
-      continue;
-    }
+  for (uint64_t s = vma.pmd_mapped.next_written(vma.pmd_slot(first));
+       s <= last_slot && s < vma.pmd_mapped.size(); s = vma.pmd_mapped.next_written(s + 1)) {
     if (vma.pmd_mapped[s]) vma.pmd_mapped.in_written(s) = 0;
   }
   if (file_pages) k.add_mm_counter(*vma.vm_mm, mm_counter_file(*as), -file_pages);
