@@ -70,27 +70,26 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
   const Lruvec& lv = k.lruvec();
   for (const bool active : {false, true}) {
     uint64_t pages = 0;
-    for (const LruEntry& e : active ? lv.active : lv.inactive) {
+    (active ? lv.active : lv.inactive).for_each([&](const LruEntry& e) {
       const AddressSpace* as =
-          e.ino() < k.address_spaces().size() ? k.address_spaces()[e.ino()].get() : nullptr;
+          e.ino < k.address_spaces().size() ? k.address_spaces()[e.ino].get() : nullptr;
       if (!as) {
-        r.add("an LRU entry of ino " + std::to_string(e.ino()) + ", which does not exist");
-        continue;
+        r.add("an LRU entry of ino " + std::to_string(e.ino) + ", which does not exist");
+        return;
       }
-      if (e.index() >= as->nr_pages() || !as->present(e.index()) ||
-          as->head(e.index()) != e.index() || as->lru_seq(e.index()) != e.seq) {
-        continue;  // stale: the folio left the list or moved since
+      if (e.index >= as->nr_pages() || !as->present(e.index) || as->head(e.index) != e.index ||
+          as->lru_seq(e.index) != e.seq) {
+        return;  // stale: the folio left the list or moved since
       }
-      if (!on_lru.insert(key(e.ino(), e.index())).second) {
-        r.add(at(*as, e.index()) + ": on the LRU lists twice");
+      if (!on_lru.insert(key(e.ino, e.index)).second) {
+        r.add(at(*as, e.index) + ": on the LRU lists twice");
       }
-      if (!as->test(e.index(), kPgLru))
-        r.add(at(*as, e.index()) + ": on an LRU list without PG_lru");
-      if (as->test(e.index(), kPgActive) != active) {
-        r.add(at(*as, e.index()) + ": PG_active disagrees with the list it is on");
+      if (!as->test(e.index, kPgLru)) r.add(at(*as, e.index) + ": on an LRU list without PG_lru");
+      if (as->test(e.index, kPgActive) != active) {
+        r.add(at(*as, e.index) + ": PG_active disagrees with the list it is on");
       }
-      pages += as->folio_nr_pages(e.index());
-    }
+      pages += as->folio_nr_pages(e.index);
+    });
     if (pages != (active ? lv.nr_active : lv.nr_inactive)) {
       r.add(std::string(active ? "active" : "inactive") + " list: " + std::to_string(pages) +
             " pages in live entries, the count says " +

@@ -105,36 +105,121 @@ struct Mm {
   }
 };
 
-// One LRU list entry. The lists are FIFOs of entries with lazy deletion: an
-// entry is live only while its sequence number still equals the folio's, so
-// moving a folio is one push and never a search.
-// Twelve bytes: the inode (24 bits) and the folio's index (40 bits) packed
-// in two words, and the sequence number.
+// One folio's place on an LRU list. The lists are FIFOs with lazy
+// deletion: an entry is live only while its sequence number still equals
+// the folio's, so moving a folio is one push and never a search.
 struct LruEntry {
-  LruEntry(uint32_t inode, pgoff_t folio_index, uint32_t sequence)
-      : ino_index_hi(inode | static_cast<uint32_t>(folio_index >> 32) << 24),
-        index_lo(static_cast<uint32_t>(folio_index)),
-        seq(sequence) {}
-  uint32_t ino() const { return ino_index_hi & (kMaxInodes - 1); }
-  pgoff_t index() const { return pgoff_t{ino_index_hi >> 24} << 32 | index_lo; }
-
-  uint32_t ino_index_hi;
-  uint32_t index_lo;
+  uint32_t ino;
+  pgoff_t index;
   uint32_t seq;
 };
-static_assert(sizeof(LruEntry) == 12);
-static_assert(kLruIndexBits == 32 + 8 && kMaxInodes == 1u << 24);
+
+// One LRU list (the folios of struct lruvec's lists[lru]), kept as runs: a
+// run is folios of one inode and one order pushed one after another at
+// consecutive indices with consecutive sequence numbers, as a readahead
+// window's folios are added to the LRU. A push that continues the head run
+// extends it; popping the tail takes the oldest folio of the tail run. So
+// the list holds one entry per run, not per folio, and pops what a list of
+// one entry per folio would pop (lru_test.cc checks the two against each
+// other).
+//
+// Each list numbers its pushes in a sequence space of its own parity
+// (first_seq 1 or 2, then every other number), so pushes to the other list
+// do not break a run, and an entry left stale on one list never matches a
+// number the other gave.
+class LruList {
+ public:
+  explicit LruList(uint32_t first_seq) : next_seq_(first_seq) {}
+
+  bool empty() const { return runs_.empty(); }
+  // Runs held, live or stale (model memory).
+  size_t nr_runs() const { return runs_.size(); }
+  // The sequence number the next push gets.
+  uint32_t next_seq() const { return next_seq_; }
+
+  // Adds the folio of `order` at index of inode ino at the head (newest
+  // end); returns its sequence number.
+  uint32_t push_front(uint32_t ino, pgoff_t index, unsigned order) {
+    const uint32_t seq = next_seq_;
+    next_seq_ += 2;
+    if (next_seq_ == 0) next_seq_ = 2;  // 0 marks a folio off the lists
+    if (!runs_.empty()) {
+      Run& r = runs_.front();
+      if (r.ino_index_hi == pack_hi(ino, r.index()) && r.order == order && r.count < kMaxCount &&
+          r.index() + (static_cast<pgoff_t>(r.count) << order) == index &&
+          r.seq + 2 * r.count == seq) {
+        ++r.count;
+        return seq;
+      }
+    }
+    runs_.push_front(Run(ino, index, order, seq));
+    return seq;
+  }
+  // Removes the tail (oldest) folio's entry, live or stale; false if empty.
+  bool pop_back(LruEntry* e) {
+    if (runs_.empty()) return false;
+    Run& r = runs_.back();
+    *e = {r.ino(), r.index(), r.seq};
+    if (--r.count == 0) {
+      runs_.pop_back();
+    } else {
+      r.set_index(r.index() + (pgoff_t{1} << r.order));
+      r.seq += 2;
+    }
+    return true;
+  }
+  // Every entry, live or stale, from the head to the tail.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const Run& r : runs_) {
+      for (uint32_t j = r.count; j-- > 0;) {
+        fn(LruEntry{r.ino(), r.index() + (static_cast<pgoff_t>(j) << r.order), r.seq + 2 * j});
+      }
+    }
+  }
+
+ private:
+  static constexpr uint32_t kMaxCount = (1u << 24) - 1;
+  static uint32_t pack_hi(uint32_t ino, pgoff_t index) {
+    return ino | static_cast<uint32_t>(index >> 32) << 24;
+  }
+  // Sixteen bytes: the inode (24 bits) and the first (oldest) folio's index
+  // (40 bits) packed in two words, its sequence number, the folio order
+  // and the number of folios.
+  struct Run {
+    Run(uint32_t inode, pgoff_t first, unsigned folio_order, uint32_t sequence)
+        : ino_index_hi(pack_hi(inode, first)),
+          index_lo(static_cast<uint32_t>(first)),
+          seq(sequence),
+          order(static_cast<uint8_t>(folio_order)),
+          count(1) {}
+    uint32_t ino() const { return ino_index_hi & (kMaxInodes - 1); }
+    pgoff_t index() const { return pgoff_t{ino_index_hi >> 24} << 32 | index_lo; }
+    void set_index(pgoff_t i) {
+      ino_index_hi = pack_hi(ino(), i);
+      index_lo = static_cast<uint32_t>(i);
+    }
+    uint32_t ino_index_hi;
+    uint32_t index_lo;
+    uint32_t seq;
+    uint32_t order : 8;
+    uint32_t count : 24;
+  };
+  static_assert(sizeof(Run) == 16);
+  static_assert(kLruIndexBits == 32 + 8 && kMaxInodes == 1u << 24);
+  std::deque<Run> runs_;  // front = head (newest), back = tail
+  uint32_t next_seq_;
+};
 
 // The two file LRU lists of the one lruvec (classic LRU, CONFIG_LRU_GEN off).
 struct Lruvec {
-  std::deque<LruEntry> inactive;  // front = head (newest), back = tail
-  std::deque<LruEntry> active;
+  LruList inactive{1};           // odd sequence numbers
+  LruList active{2};             // even
   uint64_t nr_inactive = 0;      // pages
   uint64_t nr_active = 0;        // pages
   uint32_t nonresident_age = 0;  // workingset clock (lruvec->nonresident_age)
-  uint32_t next_seq = 1;
-  uint64_t ratio_gb = 0;        // inactive_is_low() cache: size in GiB ...
-  uint64_t inactive_ratio = 1;  // ... and int_sqrt(10 x GiB) for it
+  uint64_t ratio_gb = 0;         // inactive_is_low() cache: size in GiB ...
+  uint64_t inactive_ratio = 1;   // ... and int_sqrt(10 x GiB) for it
 };
 
 // Device behind the file system: the bdi's readahead limits plus a latency

@@ -9,16 +9,13 @@ namespace {
 
 void lru_push_head(Kernel& k, AddressSpace& as, pgoff_t head, bool active) {
   Lruvec& lv = k.lruvec();
-  const uint32_t seq = lv.next_seq++;
-  as.set_lru_seq(head, seq);
-  const LruEntry e(as.ino(), head, seq);
   const uint64_t nr = as.folio_nr_pages(head);
+  LruList& list = active ? lv.active : lv.inactive;
+  as.set_lru_seq(head, list.push_front(as.ino(), head, as.order(head)));
   if (active) {
-    lv.active.push_front(e);
     lv.nr_active += nr;
     as.set(head, kPgActive);
   } else {
-    lv.inactive.push_front(e);
     lv.nr_inactive += nr;
     as.clear(head, kPgActive);
   }
@@ -38,15 +35,13 @@ void lru_del(Kernel& k, AddressSpace& as, pgoff_t head) {
 }
 
 // Pops the tail of a list, skipping stale entries. Returns false if empty.
-bool lru_pop_tail(Kernel& k, std::deque<LruEntry>& list, AddressSpace** as, pgoff_t* head) {
-  while (!list.empty()) {
-    const LruEntry e = list.back();
-    list.pop_back();
-    AddressSpace* s = k.address_space(e.ino());
-    const pgoff_t index = e.index();
-    if (s->present(index) && s->head(index) == index && s->lru_seq(index) == e.seq) {
+bool lru_pop_tail(Kernel& k, LruList& list, AddressSpace** as, pgoff_t* head) {
+  LruEntry e;
+  while (list.pop_back(&e)) {
+    AddressSpace* s = k.address_space(e.ino);
+    if (s->present(e.index) && s->head(e.index) == e.index && s->lru_seq(e.index) == e.seq) {
       *as = s;
-      *head = index;
+      *head = e.index;
       return true;
     }
   }
