@@ -77,10 +77,7 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
         r.add("an LRU entry of ino " + std::to_string(e.ino) + ", which does not exist");
         return;
       }
-      if (e.index >= as->nr_pages() || !as->present(e.index) || as->head(e.index) != e.index ||
-          as->lru_seq(e.index) != e.seq) {
-        return;  // stale: the folio left the list or moved since
-      }
+      if (!lru_entry_live(*as, e)) return;  // stale
       if (!on_lru.insert(key(e.ino, e.index)).second) {
         r.add(at(*as, e.index) + ": on the LRU lists twice");
       }

@@ -114,6 +114,13 @@ struct LruEntry {
   uint32_t seq;
 };
 
+// The entry still stands for its folio: a folio heads there and carries
+// the entry's sequence number (else the folio left the list or moved since).
+inline bool lru_entry_live(const AddressSpace& as, const LruEntry& e) {
+  return e.index < as.nr_pages() && as.present(e.index) && as.head(e.index) == e.index &&
+         as.lru_seq(e.index) == e.seq;
+}
+
 // One LRU list (the folios of struct lruvec's lists[lru]), kept as runs: a
 // run is folios of one inode and one order pushed one after another at
 // consecutive indices with consecutive sequence numbers, as a readahead
@@ -145,7 +152,7 @@ class LruList {
     if (next_seq_ == 0) next_seq_ = 2;  // 0 marks a folio off the lists
     if (!runs_.empty()) {
       Run& r = runs_.front();
-      if (r.ino_index_hi == pack_hi(ino, r.index()) && r.order == order && r.count < kMaxCount &&
+      if (r.ino() == ino && r.order == order && r.count < kMaxCount &&
           r.index() + (static_cast<pgoff_t>(r.count) << order) == index &&
           r.seq + 2 * r.count == seq) {
         ++r.count;

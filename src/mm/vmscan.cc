@@ -39,7 +39,7 @@ bool lru_pop_tail(Kernel& k, LruList& list, AddressSpace** as, pgoff_t* head) {
   LruEntry e;
   while (list.pop_back(&e)) {
     AddressSpace* s = k.address_space(e.ino);
-    if (s->present(e.index) && s->head(e.index) == e.index && s->lru_seq(e.index) == e.seq) {
+    if (lru_entry_live(*s, e)) {
       *as = s;
       *head = e.index;
       return true;
