@@ -41,6 +41,17 @@ Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
                                               const std::vector<std::string>& overrides,
                                               const CompareOptions& opts);
 
+// One run of a scenario on this machine's kernel, and the model's run of it
+// as compare makes it (on this machine's memory and device limits).
+struct ProbedCase {
+  PlannedRun model_run;
+  RunResult kernel;  // the kernel's counters: medians with .min/.max companions
+  std::string kernel_release;
+};
+Result<std::vector<ProbedCase>> probe_for_model(const Scenario& sc,
+                                                const std::vector<std::string>& overrides,
+                                                const CompareOptions& opts);
+
 // A program on this machine's kernel: command (run by /bin/sh -c in the
 // current directory) with each of files copied to the probe's file system
 // and mounted over its path, with the configuration's file system, device,

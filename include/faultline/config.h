@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mm/advice.h"
+#include "mm/costs.h"
 #include "mm/profile.h"
 #include "util/enum_names.h"
 #include "util/status.h"
@@ -45,7 +46,8 @@ struct DeviceConfig {
   uint32_t read_ahead_kb = 128;        // /sys/block/DEV/queue/read_ahead_kb (VM_READAHEAD_PAGES)
   uint32_t max_sectors_kb = 1280;      // bdi->io_pages = max_sectors_kb / 4
   uint64_t bandwidth = 2000ULL << 20;  // bytes per second (estimate of elapsed time only)
-  double latency_us = 100;             // per synchronous read (estimate only)
+  double latency_us = 100;             // per read request, after its transfer (estimate only)
+  uint32_t queue_depth = 0;            // requests in flight at once; 0: no limit (estimate only)
 };
 
 struct FileConfig {
@@ -157,6 +159,7 @@ struct ModelConfig {
 struct Config {
   MachineConfig machine;
   DeviceConfig device;
+  mm::CpuCosts cpu;  // cpu.*: the fault path's CPU costs (time estimate only)
   FileConfig file;
   MappingConfig mapping;
   AccessConfig access;

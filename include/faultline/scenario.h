@@ -41,6 +41,9 @@ struct ProbeSettings {
   // Relative tolerance per counter for compare (pgpgin 5 %, majflt 10 %, minflt 15 %).
   std::vector<std::pair<std::string, double>> tolerance = {
       {"pgpgin", 0.05}, {"majflt", 0.10}, {"minflt", 0.15}};
+  // Relative tolerance of elapsed_s against the kernel's median, judged
+  // apart from the counters (CompareCase::time_pass).
+  double time_tolerance = 0.15;
 };
 
 struct Scenario {
@@ -52,7 +55,21 @@ struct Scenario {
   std::vector<NamedOverrides> variants;
   ProbeSettings probe;
   std::vector<Expectation> expectations;
+  std::string machine_profile;  // the name of the machine profile applied, if any
 };
+
+// A machine profile (`faultline calibrate` writes one): the keys that say
+// how fast a machine is, as a TOML file with a name, a description and the
+// tables [device] (bandwidth, latency_us, queue_depth, max_sectors_kb),
+// [machine] (cpus, memory) and [cpu] (the fault path's costs, cpu.*).
+struct MachineProfile {
+  std::string name, description, source;
+  std::vector<std::string> set;  // KEY=VALUE, validated
+};
+Result<MachineProfile> load_machine_profile(const std::string& path);
+// Sets the profile's keys in the scenario's base: its cases and variants,
+// and --set, still override them.
+Status apply_machine_profile(const MachineProfile& m, Scenario* sc);
 
 // Parses TOML text; errors name `source` and the offending key.
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source);

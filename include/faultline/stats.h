@@ -141,6 +141,11 @@ struct CompareCase {
   std::vector<CompareRow> rows;
   bool judged = false;  // at least one counter has a tolerance
   bool pass = true;     // every judged counter is within tolerance
+  // elapsed_s against the kernel's median, within probe.time_tolerance
+  // (time_judged: the kernel's access loop took some time, and the model
+  // estimated it).
+  bool time_judged = false;
+  bool time_pass = true;
   // A recording whose program was run: whether the model's pgpgin and majflt
   // are within tolerance of the program's own (its minflt also counts its
   // anonymous memory and libraries, so it is shown, not judged).

@@ -35,6 +35,28 @@ check "unknown key in a file" 2 "file.sise" "$bin" run "$tmp/key.toml"
 printf 'name = "x"\n[[variant]]\nname = "v"\nset = ["kernel.mmap_miss_p9=true"]\n' >"$tmp/var.toml"
 check "unknown key in a variant" 2 "kernel.mmap_miss_p9" "$bin" run "$tmp/var.toml"
 
+# Machine profiles (--machine): keys of the machine only, errors that name the file.
+check "missing machine profile" 2 "nomachine.toml: cannot open" "$bin" run --machine "$tmp/nomachine.toml" "${small[@]}"
+printf 'name = "m"\n[device]\nread_ahead_kb = 512\n' >"$tmp/m_ra.toml"
+check "workload key in a machine profile" 2 "device.read_ahead_kb' is not a key of a machine profile" \
+  "$bin" run --machine "$tmp/m_ra.toml" "${small[@]}"
+printf 'name = "m"\n[cpu]\nfault_ns = -3\n' >"$tmp/m_neg.toml"
+check "negative cost in a machine profile" 2 "cpu.fault_ns" "$bin" run --machine "$tmp/m_neg.toml" "${small[@]}"
+printf 'name = "m"\nspeed = 3\n' >"$tmp/m_top.toml"
+check "unknown top-level key in a machine profile" 2 "unknown key 'speed'" "$bin" run --machine "$tmp/m_top.toml" "${small[@]}"
+check "calibrate takes no --set" 2 "--set" "$bin" calibrate --set device.bandwidth=1 -q
+printf 'name = "slow"\n[device]\nbandwidth = "100MiB"\nlatency_us = 2000\n' >"$tmp/m_slow.toml"
+"$bin" run --only random/baseline "${small[@]}" --format json -o "$tmp/fast.json"
+"$bin" run --only random/baseline "${small[@]}" --machine "$tmp/m_slow.toml" --format json -o "$tmp/slow.json"
+python3 - "$tmp/fast.json" "$tmp/slow.json" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --machine slows the device"; }
+import json, sys
+def elapsed(p):
+    d = json.load(open(p))
+    return d["runs"][0]["counters"]["elapsed_s"]
+fast, slow = elapsed(sys.argv[1]), elapsed(sys.argv[2])
+assert slow > 5 * fast, (fast, slow)
+PY
+
 # No partial output on error.
 "$bin" run --set file.size=0 -q -o "$tmp/report.json" --format json 2>/dev/null
 if [ -e "$tmp/report.json" ]; then

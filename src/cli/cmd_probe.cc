@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/events.h"
+#include "faultline/calibrate.h"
 #include "faultline/compare.h"
 #include "faultline/scenario.h"
 #include "report/compare_report.h"
@@ -22,6 +23,7 @@ struct ProbeArgs {
   Format format = Format::kTable;
   std::string output;
   std::string trace_dir;
+  std::string machine;  // compare --machine
   int repetitions = 0;
   bool events = false;
   bool strict = false;
@@ -110,6 +112,7 @@ void do_compare(const ProbeArgs& a) {
   for (const std::string& f : *files) {
     auto sc = load_scenario(f);
     if (!sc.ok()) return fail(sc.status());
+    if (Status st = apply_machine_option(a.machine, &*sc); !st.ok()) return fail(st);
     if (auto plan = plan_runs(*sc, a.sets); !plan.ok()) return fail(plan.status());
     scenarios.push_back(std::move(*sc));
   }
@@ -151,6 +154,37 @@ void do_compare(const ProbeArgs& a) {
   }
 }
 
+void do_calibrate(const ProbeArgs& a) {
+  Result<Scenario> sc = a.scenario.empty()
+                            ? parse_scenario(kCalibrationScenarioToml, "<calibration workloads>")
+                            : load_scenario(a.scenario);
+  if (!sc.ok()) return fail(sc.status());
+  if (Status st = apply_machine_option(a.machine, &*sc); !st.ok()) return fail(st);
+  if (auto plan = plan_runs(*sc, a.sets); !plan.ok()) return fail(plan.status());
+  if (!a.sets.empty()) {
+    return fail(Status::InvalidArgument(
+        "calibrate: --set is not taken (the workloads are the scenario's; start from a profile "
+        "with --machine)"));
+  }
+  FitOptions fit;
+  if (!a.quiet) {
+    fit.progress = [](const std::string& line) {
+      std::fprintf(stderr, "faultline: %s\n", line.c_str());
+    };
+  }
+  auto c = calibrate(*sc, options(a), fit);
+  if (!c.ok()) return fail(c.status());
+  const std::string table = format_calibration_table(*c);
+  const std::string profile = format_machine_profile(*c);
+  if (a.output.empty() || a.output == "-") {
+    std::fputs(table.c_str(), stderr);
+    if (Status st = write_output("-", profile); !st.ok()) return fail(st);
+    return;
+  }
+  if (Status st = write_output(a.output, profile); !st.ok()) return fail(st);
+  std::fputs(table.c_str(), stdout);
+}
+
 void common_options(CLI::App* cmd, ProbeArgs* a) {
   cmd->add_option("--set", a->sets, "KEY=VALUE, applied to every run after the scenario");
   add_report_options(cmd, &a->format, &a->output, "table, json or csv");
@@ -188,10 +222,29 @@ void add_probe_commands(CLI::App& app) {
   compare->add_flag("--events", c->events,
                     "record tracepoints and show where model and kernel part ways");
   compare->add_flag("--strict", c->strict, "exit with status 3 if a case is out of tolerance");
+  compare->add_option("--machine", c->machine,
+                      "the model's machine profile (faultline calibrate writes this machine's)");
   compare->add_flag("--no-program", c->no_program,
                     "a recording: replay it on the kernel, but do not run its program again");
   common_options(compare, c.get());
   compare->callback([c] { do_compare(*c); });
+
+  auto k = std::make_shared<ProbeArgs>();
+  CLI::App* cal = app.add_subcommand(
+      "calibrate",
+      "time workloads on this machine's kernel and fit the model's device and CPU costs to "
+      "them: a machine profile for --machine (root, loop devices)");
+  cal->add_option("workloads", k->scenario,
+                  "scenario whose cases are the workloads (default: the built-in set)");
+  cal->add_option("--machine", k->machine, "start the fit from this machine profile");
+  cal->add_option("-o,--output", k->output,
+                  "write the profile here (atomically); none: the profile on stdout, the table "
+                  "on stderr");
+  cal->add_option("--reps", k->repetitions, "repetitions on the kernel (default: 5)")
+      ->check(CLI::Range(1, 100));
+  cal->add_option("--set", k->sets, "not taken: calibrate times the workloads as they are");
+  cal->add_flag("-q,--quiet", k->quiet, "no progress lines");
+  cal->callback([k] { do_calibrate(*k); });
 }
 
 }  // namespace faultline::cli

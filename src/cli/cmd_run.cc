@@ -47,7 +47,7 @@ Status write_timelines(const std::string& dir, const std::vector<RunResult>& run
 }
 
 void do_run(const RunArgs& a) {
-  auto planned = plan_scenario(a.scenario, a.assignments(), a.only);
+  auto planned = plan_scenario(a.scenario, a.assignments(), a.only, a.machine);
   if (!planned.ok()) return fail(planned.status());
   const Scenario* sc = &planned->scenario;
   std::vector<PlannedRun>* plan = &planned->runs;
@@ -112,6 +112,9 @@ void add_run_options(CLI::App* cmd, RunOptions* o, const std::string& format_hel
   cmd->add_option("--set", o->sets, "KEY=VALUE, applied to every run after the scenario")
       ->allow_extra_args(false);
   cmd->add_option("--only", o->only, "only the run(s) named CASE/VARIANT, CASE or VARIANT");
+  cmd->add_option("--machine", o->machine,
+                  "a machine profile (faultline calibrate writes one): its device, machine and "
+                  "cpu keys replace the scenario's; cases, variants and --set still override");
   add_report_options(cmd, &o->format, &o->output, format_help);
   cmd->add_option("--repeat", o->repeat,
                   "N seeds per run, access.seed to access.seed + N - 1: medians and [min, max] "
@@ -155,10 +158,18 @@ void fail(const Status& st) {
   g_exit_code = exit_status(st);
 }
 
+Status apply_machine_option(const std::string& path, Scenario* sc) {
+  if (path.empty()) return Status::Ok();
+  auto m = load_machine_profile(path);
+  if (!m.ok()) return m.status().with_context("--machine");
+  return apply_machine_profile(*m, sc);
+}
+
 Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,
-                                      const std::string& only) {
+                                      const std::string& only, const std::string& machine) {
   Result<Scenario> sc = path.empty() ? Result<Scenario>(default_scenario()) : load_scenario(path);
   if (!sc.ok()) return sc.status();
+  FAULTLINE_RETURN_IF_ERROR(apply_machine_option(machine, &*sc));
   auto plan = plan_runs(*sc, sets);
   if (!plan.ok()) return plan.status();
   FAULTLINE_RETURN_IF_ERROR(keep_only(only, &*plan));

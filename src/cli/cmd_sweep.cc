@@ -64,7 +64,7 @@ void do_sweep(const SweepArgs& a) {
   if (Status st = check_writable_dir("-o", a.output); !st.ok()) return fail(st);
   if (Status st = check_writable_dir("--plot", a.plot); !st.ok()) return fail(st);
 
-  auto planned = plan_scenario(a.scenario, sweep.sets, a.only);
+  auto planned = plan_scenario(a.scenario, sweep.sets, a.only, a.machine);
   if (!planned.ok()) return fail(planned.status());
   const Scenario* sc = &planned->scenario;
   std::vector<PlannedRun>* plan = &planned->runs;

@@ -34,6 +34,7 @@ void add_report_options(CLI::App* cmd, Format* format, std::string* output,
 // report of them.
 struct RunOptions {
   std::string scenario;  // "": the built-in default
+  std::string machine;   // --machine: a machine profile ("": none)
   std::vector<std::string> sets;
   std::string only;
   Format format = Format::kTable;
@@ -82,8 +83,12 @@ struct PlannedScenario {
   Scenario scenario;
   std::vector<PlannedRun> runs;
 };
+// The scenario at path (""; the built-in default) with the machine profile
+// at machine applied ("": none), planned with sets.
 Result<PlannedScenario> plan_scenario(const std::string& path, const std::vector<std::string>& sets,
-                                      const std::string& only);
+                                      const std::string& only, const std::string& machine = "");
+// Loads the machine profile at path into sc ("": nothing to do).
+Status apply_machine_option(const std::string& path, Scenario* sc);
 // A report of runs in the given format.
 std::string format_runs(Format f, const report::Meta& meta, const std::vector<RunResult>& runs);
 // Writes text to path atomically (temporary file + rename), or to stdout.

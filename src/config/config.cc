@@ -245,7 +245,11 @@ const std::vector<KeyDef>& key_table() {
         key<Size>("device.bandwidth", FAULTLINE_FIELD(device.bandwidth),
                   "read bandwidth per second (elapsed-time estimate)"),
         key<Number>("device.latency_us", FAULTLINE_FIELD(device.latency_us),
-                    "latency of a synchronous read (elapsed-time estimate)"),
+                    "latency of one read request, from its last byte transferred to its "
+                    "completion (elapsed-time estimate)"),
+        key<Int<uint32_t>>("device.queue_depth", FAULTLINE_FIELD(device.queue_depth),
+                           "read requests the device has in flight at once; 0: no limit "
+                           "(elapsed-time estimate)"),
         key<Size>("file.size", FAULTLINE_FIELD(file.size), "size of the file"),
         key<Choice<FsType>>("file.fs", FAULTLINE_FIELD(file.fs), "file system holding the file"),
         key<Choice<CacheState>>("file.cache", FAULTLINE_FIELD(file.cache),
@@ -312,6 +316,10 @@ const std::vector<KeyDef>& key_table() {
       #name, FAULTLINE_FIELD(kernel.name), [](const mm::KernelProfile& p) { return p.name; }, \
       doc));
     FAULTLINE_KERNEL_SWITCHES(FAULTLINE_X)
+#undef FAULTLINE_X
+#define FAULTLINE_X(name, ns, doc) \
+  k.push_back(key<Number>("cpu." #name, FAULTLINE_FIELD(cpu.name), doc " (elapsed-time estimate)"));
+    FAULTLINE_CPU_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
     const std::vector<KeyDef> rest = {
         key<Int<uint32_t>>("machine.cpus", FAULTLINE_FIELD(machine.cpus),
@@ -630,6 +638,10 @@ Status validate(const Config& c) {
   if (c.device.max_sectors_kb < 4) return err("device.max_sectors_kb: at least 4");
   if (c.device.bandwidth == 0) return err("device.bandwidth: must be greater than zero");
   if (c.device.latency_us < 0) return err("device.latency_us: must not be negative");
+#define FAULTLINE_X(name, ns, doc) \
+  if (!(c.cpu.name >= 0)) return err("cpu." #name ": must not be negative");
+  FAULTLINE_CPU_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
   if (c.mapping.offset % 4096) return err("mapping.offset: must be a multiple of 4096");
   if (c.mapping.offset >= c.file.size) return err("mapping.offset: beyond the end of the file");
   if (c.mapping.length % 4096) return err("mapping.length: must be a multiple of 4096");

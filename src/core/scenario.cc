@@ -141,6 +141,11 @@ Status parse_probe(const toml::table& t, const std::string& src, ProbeSettings* 
       if (!v.is_boolean())
         return Status::InvalidArgument(src + ": probe.trace must be true or false");
       p->trace_events = *v.value<bool>();
+    } else if (key == "time_tolerance") {
+      if (!v.is_number() || *v.value<double>() <= 0) {
+        return Status::InvalidArgument(src + ": probe.time_tolerance must be a number above 0");
+      }
+      p->time_tolerance = *v.value<double>();
     } else if (key == "tolerance") {
       const toml::table* tt = v.as_table();
       if (!tt) return Status::InvalidArgument(src + ": probe.tolerance must be a table");
@@ -317,6 +322,68 @@ Result<Scenario> load_scenario(const std::string& path) {
     }
   }
   return sc;
+}
+
+bool is_machine_key(const std::string& key) {
+  static const std::set<std::string> kKeys = {"device.bandwidth",   "device.latency_us",
+                                              "device.queue_depth", "device.max_sectors_kb",
+                                              "machine.cpus",       "machine.memory"};
+  return kKeys.count(key) || key.rfind("cpu.", 0) == 0;
+}
+
+Result<MachineProfile> load_machine_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open machine profile");
+  std::ostringstream os;
+  os << in.rdbuf();
+  toml::table root;
+  try {
+    root = toml::parse(os.str(), path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << path << ":" << e.source().begin.line << ":" << e.source().begin.column
+        << ": malformed TOML: " << e.description();
+    return Status::InvalidArgument(msg.str());
+  }
+  MachineProfile m;
+  m.source = path;
+  Config check;
+  for (const auto& [k, v] : root) {
+    const std::string key(k.str());
+    if (key == "name" || key == "description") {
+      if (!v.is_string()) return Status::InvalidArgument(path + ": '" + key + "' must be a string");
+      (key == "name" ? m.name : m.description) = *v.value<std::string>();
+      continue;
+    }
+    const toml::table* t = v.as_table();
+    if (!t) {
+      return Status::InvalidArgument(path + ": unknown key '" + key +
+                                     "' (a machine profile has name, description and the "
+                                     "tables [device], [machine] and [cpu])");
+    }
+    for (const auto& [fk, fv] : *t) {
+      const std::string full = key + "." + std::string(fk.str());
+      if (!is_machine_key(full)) {
+        return Status::InvalidArgument(
+            path + ": '" + full +
+            "' is not a key of a machine profile (device.bandwidth, "
+            "device.latency_us, device.queue_depth, "
+            "device.max_sectors_kb, machine.cpus, machine.memory, cpu.*)");
+      }
+      auto text = scalar_text(fv, path + ": " + full);
+      if (!text.ok()) return text.status();
+      FAULTLINE_RETURN_IF_ERROR(set_key(check, full, *text).with_context(path));
+      m.set.push_back(full + "=" + *text);
+    }
+  }
+  if (m.name.empty()) m.name = path;
+  return m;
+}
+
+Status apply_machine_profile(const MachineProfile& m, Scenario* sc) {
+  FAULTLINE_RETURN_IF_ERROR(apply_assignments(sc->base, m.set).with_context(m.source));
+  sc->machine_profile = m.name;
+  return Status::Ok();
 }
 
 Scenario default_scenario() {

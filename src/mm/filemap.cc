@@ -79,6 +79,7 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *file->mapping;
   const vm_flags_t vm_flags = vmf.vma->vm_flags;
   ReadaheadControl rac{file, &as, &ra, vmf.pgoff, ReadCause::kReadaround, /*sync=*/true};
+  rac.wanted = vmf.pgoff;
   // CONFIG_TRANSPARENT_HUGEPAGE and HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER
   // hold on x86-64: only the VMA flag decides. A mapping without large
   // folios then reads the same window in order-0 folios.
@@ -324,6 +325,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     size_t n = filemap_get_read_batch(as, index, last_index - 1, heads);
     if (n == 0) {
       ReadaheadControl rac{&file, &as, &ra, index, ReadCause::kReadRa, /*sync=*/true};
+      rac.wanted = index;
       page_cache_sync_ra(k, rac, last_index - index);
       n = filemap_get_read_batch(as, index, last_index - 1, heads);
     }

@@ -52,19 +52,34 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   return raw;
 }
 
-void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync) {
-  // The device serves batches in order; a synchronous reader waits for its
-  // own batch (and whatever was queued before it).
-  const double transfer_ns =
-      static_cast<double>(nr_pages * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e9;
-  const double start = std::max(now_ns_, dev_free_at_ns_);
-  dev_free_at_ns_ = start + transfer_ns;
-  const double done = dev_free_at_ns_ + bdi_.latency_ns;
+void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync,
+                         pgoff_t wanted) {
+  // The device serves requests in order. A synchronous reader waits for the
+  // request holding the page it wants (or for the whole batch); the pages of
+  // the others are ready as each of their requests completes.
+  const uint64_t per_request = bdi_.io_pages ? bdi_.io_pages : nr_pages;
+  const bool has_wanted = wanted >= index && wanted < index + nr_pages;
+  double wait_until = now_ns_;
+  for (pgoff_t at = index; at < index + nr_pages; at += per_request) {
+    const uint64_t n = std::min<uint64_t>(per_request, index + nr_pages - at);
+    double start = std::max(now_ns_, dev_free_at_ns_);
+    if (bdi_.queue_depth && queued_done_ns_.size() >= bdi_.queue_depth) {
+      start = std::max(start, queued_done_ns_.front());
+      queued_done_ns_.pop_front();
+    }
+    dev_free_at_ns_ = start + static_cast<double>(n * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e9;
+    const double done = dev_free_at_ns_ + bdi_.latency_ns;
+    if (bdi_.queue_depth) queued_done_ns_.push_back(done);
+    const bool waited = sync && (!has_wanted || (wanted >= at && wanted < at + n));
+    if (waited) {
+      wait_until = std::max(wait_until, done);
+    } else {
+      inflight_.push_back({ino, at, at + n, done});
+    }
+  }
   if (sync) {
-    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(done - now_ns_));
-    now_ns_ = done;
-  } else {
-    inflight_.push_back({ino, index, index + nr_pages, done});
+    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(wait_until - now_ns_));
+    now_ns_ = wait_until;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "mm/costs.h"
 #include "mm/pagecache.h"
 #include "mm/profile.h"
 #include "mm/trace.h"
@@ -229,24 +230,18 @@ struct Lruvec {
   uint64_t inactive_ratio = 1;   // ... and int_sqrt(10 x GiB) for it
 };
 
-// Device behind the file system: the bdi's readahead limits plus a latency
-// and bandwidth model used only for the elapsed-time estimate.
+// Device behind the file system: the bdi's readahead limits, and the
+// request model of the elapsed-time estimate. A read batch reaches the
+// device as requests of at most io_pages (the block layer splits bios at
+// max_sectors_kb); the device transfers them in order at its bandwidth, each
+// completes latency_ns after its last byte, and at most queue_depth of them
+// are in flight (0: no limit).
 struct BackingDev {
   uint32_t ra_pages = 32;   // read_ahead_kb / 4
   uint32_t io_pages = 256;  // max_sectors_kb / 4
   double bandwidth_bytes_per_s = 2.0e9;
-  double latency_ns = 100e3;  // per synchronous read batch
-};
-
-// CPU costs of the model's elapsed-time estimate (nanoseconds).
-struct CpuCosts {
-  double fault_ns = 700;        // one fault attempt: trap, lookup, accounting
-  double map_page_ns = 15;      // one PTE set by fault-around or finish_fault
-  double add_folio_ns = 250;    // allocate + insert one folio in the page cache
-  double evict_folio_ns = 300;  // reclaim one folio
-  double access_ns = 2;         // a load that hits a present PTE
-  double read_call_ns = 300;    // one read(2): syscall entry and exit, the batch lookup
-  double copy_page_ns = 250;    // copy_to_user of 4 KiB (about 16 GB/s)
+  double latency_ns = 100e3;  // per request, after its transfer
+  uint32_t queue_depth = 0;
 };
 
 class Kernel {
@@ -290,11 +285,15 @@ class Kernel {
   double now_ns() const { return now_ns_; }
   void cpu_work(double ns) { now_ns_ += ns; }
   // Submits a read of pages [index, index + nr_pages) of inode ino to the
-  // device queue; sync: the caller waits for it. An asynchronous read is
-  // remembered until the device has served it: the page cache holds its
-  // folios at once (the counters do not wait), but the first access to one
-  // of them waits for the read (folio_wait_locked), in time only.
-  void submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync);
+  // device queue; sync: the caller waits for it, for the request that holds
+  // page `wanted` if the batch has it (the task sleeps on that folio's lock,
+  // and the rest of the batch goes on without it), else for all of it. An
+  // asynchronous read is remembered until the device has served it: the
+  // page cache holds its folios at once (the counters do not wait), but the
+  // first access to one of them waits for the read (folio_wait_locked), in
+  // time only.
+  void submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync,
+                   pgoff_t wanted = kNoIndex);
   // An access to pages [index, index + nr) of inode ino: waits for any
   // asynchronous read of them still in flight.
   void wait_on_read(uint32_t ino, pgoff_t index, uint64_t nr = 1) {
@@ -345,6 +344,9 @@ class Kernel {
     double done_ns;
   };
   std::deque<InflightRead> inflight_;
+  // Completion times of the last queue_depth requests (a new one starts no
+  // earlier than the oldest of them completes).
+  std::deque<double> queued_done_ns_;
   void wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr);
   Tracer* tracer_ = nullptr;
   uint64_t access_seq_ = 0;

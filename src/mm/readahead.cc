@@ -29,7 +29,7 @@ void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   }
   count_read(k, rac.cause, b.nr_pages);
   k.vmstat().inc(VmEvent::read_bios);
-  k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync);
+  k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync, rac.wanted);
   b.nr_pages = 0;
 }
 

@@ -27,10 +27,19 @@ std::string tolerances(const std::vector<CompareCase>& cases) {
   std::string out;
   if (cases.empty()) return out;
   for (const CompareRow& r : cases.front().rows) {
-    if (r.tolerance < 0) continue;
+    if (r.tolerance < 0 || r.counter == "elapsed_s") continue;  // time is judged apart
     out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", r.counter, 100 * r.tolerance);
   }
   return out;
+}
+
+// The time tolerance the cases were judged by (the first judged case's).
+double time_tolerance(const std::vector<CompareCase>& cases) {
+  for (const CompareCase& c : cases) {
+    const CompareRow* t = c.time_judged ? row(c, "elapsed_s") : nullptr;
+    if (t) return t->tolerance;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -40,17 +49,17 @@ std::string format_compare_table(const std::vector<CompareCase>& cases) {
   if (cases.empty()) return "no case was compared\n";
   out += fmt::format("{}: model of kernel {} vs kernel {}\n\n", cases.front().scenario,
                      cases.front().model_profile, cases.front().kernel_release);
-  out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>8} {:>5}\n", "case/variant", "counter",
-                     "model", "kernel", "[min, max]", "error", "");
+  out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>7} {:>8} {:>5}\n", "case/variant",
+                     "counter", "model", "kernel", "[min, max]", "spread", "error", "");
   for (const CompareCase& c : cases) {
     const std::string name = c.case_name + "/" + c.variant;
     for (const CompareRow& r : c.rows) {
       const std::string range =
           fmt::format("[{}, {}]", format_number(r.kernel.min), format_number(r.kernel.max));
       const char* verdict = r.tolerance < 0 ? "" : (r.within ? "ok" : "OUT");
-      out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>8} {:>5}\n", name, r.counter,
+      out += fmt::format("{:<28} {:<26} {:>12} {:>12} {:>25} {:>7} {:>8} {:>5}\n", name, r.counter,
                          format_number(r.model), format_number(r.kernel.median), range,
-                         pct(r.error), verdict);
+                         fmt::format("{:.1f}%", 100 * r.kernel.relative()), pct(r.error), verdict);
     }
     if (c.has_program) {
       // The recorded program itself, beside the model and the replay.
@@ -88,25 +97,42 @@ std::string format_compare_matrix(const std::vector<CompareCase>& cases) {
   for (const CompareCase& c : cases) {
     w = std::max(w, c.scenario.size() + c.case_name.size() + c.variant.size() + 2);
   }
-  out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n", "scenario/case/variant", w, "pgpgin",
-                     "majflt", "minflt", "verdict");
-  size_t judged = 0, passed = 0;
+  out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {:<10} {:>10} {:>14}  {}\n",
+                     "scenario/case/variant", w, "pgpgin", "majflt", "minflt", "verdict",
+                     "elapsed_s", "kernel spread", "time");
+  size_t judged = 0, passed = 0, timed = 0, timed_ok = 0;
+  std::vector<double> spreads;
   for (const CompareCase& c : cases) {
     auto cell = [&](const char* counter) {
       const CompareRow* r = row(c, counter);
       if (!r) return std::string("-");
       return fmt::format("{}{}", pct(r->error), r->tolerance >= 0 && !r->within ? "!" : "");
     };
-    out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {}\n",
+    const CompareRow* t = row(c, "elapsed_s");
+    out += fmt::format("{:<{}} {:>16} {:>16} {:>16}  {:<10} {:>10} {:>14}  {}\n",
                        c.scenario + "/" + c.case_name + "/" + c.variant, w, cell("pgpgin"),
                        cell("majflt"), cell("minflt"),
-                       !c.judged ? "not judged" : (c.pass ? "ok" : "OUT"));
+                       !c.judged ? "not judged" : (c.pass ? "ok" : "OUT"), cell("elapsed_s"),
+                       t ? fmt::format("{:.1f}%", 100 * t->kernel.relative()) : "-",
+                       !c.time_judged ? "-" : (c.time_pass ? "ok" : "OUT"));
     if (c.judged) {
       ++judged;
       passed += c.pass;
     }
+    if (c.time_judged) {
+      ++timed;
+      timed_ok += c.time_pass;
+      spreads.push_back(t->kernel.relative());
+    }
   }
   out += fmt::format("{} of {} cases within tolerance ({})\n", passed, judged, tolerances(cases));
+  if (timed) {
+    const Spread sp = spread_of(spreads);
+    out += fmt::format(
+        "{} of {} cases within time tolerance (elapsed_s {:.0f}% of the kernel's median; the "
+        "kernel's own spread, (max - min) / median: median {:.1f}%, largest {:.1f}%)\n",
+        timed_ok, timed, 100 * time_tolerance(cases), 100 * sp.median, 100 * sp.max);
+  }
   size_t programs = 0, programs_ok = 0;
   for (const CompareCase& c : cases) {
     programs += c.has_program;
@@ -131,6 +157,7 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
     o["model_profile"] = c.model_profile;
     o["pass"] = c.pass;
     if (c.has_program) o["program_pass"] = c.program_pass;
+    if (c.time_judged) o["time_pass"] = c.time_pass;
     o["model_wall_s"] = c.model_wall_s;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const CompareRow& r : c.rows) {
@@ -140,6 +167,7 @@ std::string format_compare_json(const std::vector<CompareCase>& cases) {
       j["kernel_median"] = r.kernel.median;
       j["kernel_min"] = r.kernel.min;
       j["kernel_max"] = r.kernel.max;
+      j["kernel_spread"] = r.kernel.relative();
       j["error"] = std::isfinite(r.error) ? nlohmann::ordered_json(r.error) : nullptr;
       if (r.tolerance >= 0) {
         j["tolerance"] = r.tolerance;
@@ -171,17 +199,18 @@ std::string format_compare_csv(const std::vector<CompareCase>& cases) {
   const bool programs =
       std::any_of(cases.begin(), cases.end(), [](const CompareCase& c) { return c.has_program; });
   std::string out =
-      "scenario,case,variant,counter,model,kernel_median,kernel_min,kernel_max,error,tolerance,"
-      "within";
+      "scenario,case,variant,counter,model,kernel_median,kernel_min,kernel_max,kernel_spread,error,"
+      "tolerance,within";
   out += programs ? ",program_median,program_error,program_within\n" : "\n";
   for (const CompareCase& c : cases) {
     for (const CompareRow& r : c.rows) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", c.scenario, c.case_name, c.variant,
-                         r.counter, format_number(r.model), format_number(r.kernel.median),
-                         format_number(r.kernel.min), format_number(r.kernel.max),
-                         std::isfinite(r.error) ? fmt::format("{:.6g}", r.error) : "inf",
-                         r.tolerance >= 0 ? fmt::format("{:g}", r.tolerance) : "",
-                         r.tolerance >= 0 ? (r.within ? "true" : "false") : "");
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{},{:.6g},{},{},{}", c.scenario, c.case_name, c.variant,
+                      r.counter, format_number(r.model), format_number(r.kernel.median),
+                      format_number(r.kernel.min), format_number(r.kernel.max), r.kernel.relative(),
+                      std::isfinite(r.error) ? fmt::format("{:.6g}", r.error) : "inf",
+                      r.tolerance >= 0 ? fmt::format("{:g}", r.tolerance) : "",
+                      r.tolerance >= 0 ? (r.within ? "true" : "false") : "");
       if (programs) {
         out += r.has_program
                    ? fmt::format(",{},{},{}", format_number(r.program.median),

@@ -9,6 +9,9 @@ namespace faultline {
 
 struct Spread {
   double median = 0, min = 0, max = 0;
+  // (max - min) / median: how far apart the repetitions fell; 0 when the
+  // median is 0.
+  double relative() const { return median != 0 ? (max - min) / median : 0; }
 };
 
 // The spread of values (taken by value: it sorts them); all zero when empty.

@@ -1,0 +1,314 @@
+#include "faultline/calibrate.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "faultline/simulator.h"
+
+namespace faultline {
+
+// Each workload leans on a few of the costs: tmpfs and warm mappings on the
+// fault and the PTEs, warm read(2) on the call and the copy, cold reads of
+// single pages on the request latency, cold streams on the bandwidth and the
+// folio insertion, a file larger than its cgroup limit on reclaim. None of
+// them is a case of scenarios/fidelity, which judges the result.
+const char* const kCalibrationScenarioToml = R"(
+name = "calibrate"
+description = "the workloads faultline calibrate times on the kernel and fits the model to"
+[file]
+size = "96MiB"
+[access]
+seed = 101
+[probe]
+repetitions = 5
+
+[[case]]
+name = "tmpfs-sequential"
+set = ["file.fs=tmpfs", "access.pattern=sequential", "access.fraction=1"]
+[[case]]
+name = "tmpfs-random"
+set = ["file.fs=tmpfs", "access.pattern=random", "access.fraction=0.25"]
+[[case]]
+name = "warm-mmap-stride4"
+set = ["file.cache=warm-read", "access.pattern=stride", "access.stride=4", "access.fraction=0.25"]
+[[case]]
+name = "warm-pread-4k"
+set = ["file.cache=warm-read", "access.method=read", "access.pattern=sequential", "access.fraction=1"]
+[[case]]
+name = "warm-pread-256k"
+set = ["file.cache=warm-read", "access.method=read", "access.read_size=256KiB", "access.pattern=stride", "access.stride=64", "access.fraction=0.015625"]
+[[case]]
+name = "cold-mmap-advrandom"
+set = ["mapping.madvise=random", "access.pattern=random", "access.fraction=0.03", "file.size=192MiB"]
+[[case]]
+name = "cold-pread-4k-fadvrandom"
+set = ["file.fadvise=random", "access.method=read", "access.pattern=random", "access.fraction=0.03", "file.size=192MiB"]
+[[case]]
+name = "cold-mmap-sequential-ra512"
+set = ["device.read_ahead_kb=512", "access.pattern=sequential", "access.fraction=1", "file.size=192MiB"]
+[[case]]
+name = "cold-pread-1m-ra2048"
+set = ["device.read_ahead_kb=2048", "access.method=read", "access.read_size=1MiB", "access.pattern=stride", "access.stride=256", "access.fraction=0.00390625", "file.size=192MiB"]
+[[case]]
+name = "cold-mmap-stride-ra4096"
+set = ["device.read_ahead_kb=4096", "access.pattern=stride", "access.stride=700", "access.count=70", "file.size=192MiB"]
+[[case]]
+name = "limit-sequential"
+set = ["machine.memory_limit=64MiB", "access.pattern=sequential", "access.fraction=1", "file.size=256MiB"]
+[[case]]
+name = "limit-random-ra32"
+set = ["machine.memory_limit=64MiB", "device.read_ahead_kb=32", "access.pattern=random", "access.fraction=0.1", "file.size=256MiB"]
+)";
+
+const std::vector<FittedKey> kFittedKeys = {
+    {"device.bandwidth", 20e6, 100e9},  // bytes per second
+    {"device.latency_us", 0.5, 50000},  {"cpu.fault_ns", 20, 100000},
+    {"cpu.map_page_ns", 1, 10000},      {"cpu.add_folio_ns", 10, 100000},
+    {"cpu.evict_folio_ns", 10, 100000}, {"cpu.access_ns", 0.1, 10000},
+    {"cpu.read_call_ns", 10, 100000},   {"cpu.copy_page_ns", 10, 100000},
+};
+const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
+
+namespace {
+
+// The value of key in cfg as a number (every fitted key is numeric).
+double key_number(const Config& cfg, const std::string& key) {
+  for (const auto& [k, v] : effective_keys(cfg)) {
+    if (k == key) return std::stod(v);
+  }
+  return 0;
+}
+
+std::string key_text(const std::string& key, double v) {
+  if (key == "device.bandwidth") return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+class Fitter {
+ public:
+  Fitter(const std::vector<FitPoint>& points, const FitOptions& opts)
+      : points_(points), opts_(opts) {}
+
+  // The model's elapsed_s of every point with the keys at x (ln values)
+  // and the given queue depth.
+  Result<std::vector<double>> times(const std::vector<double>& x, uint32_t queue_depth) {
+    std::vector<PlannedRun> plan;
+    for (const FitPoint& p : points_) {
+      PlannedRun r = p.run;
+      for (size_t i = 0; i < kFittedKeys.size(); ++i) {
+        FAULTLINE_RETURN_IF_ERROR(
+            set_key(r.cfg, kFittedKeys[i].key, key_text(kFittedKeys[i].key, std::exp(x[i]))));
+      }
+      r.cfg.device.queue_depth = queue_depth;
+      plan.push_back(std::move(r));
+    }
+    SimOptions sim;
+    sim.progress = false;
+    sim.jobs = opts_.jobs;
+    auto runs = simulate(plan, sim);
+    if (!runs.ok()) return runs.status();
+    ++evaluations_;
+    std::vector<double> out;
+    for (const RunResult& r : *runs) out.push_back(r.get("elapsed_s"));
+    return out;
+  }
+
+  // Mean square of ln(model / kernel) over the points the kernel timed.
+  double objective(const std::vector<double>& model) const {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < points_.size(); ++i) {
+      const double k = points_[i].kernel_s.median;
+      if (k <= 0) continue;
+      const double m = std::max(model[i], 1e-12);
+      sum += std::pow(std::log(m / k), 2);
+      ++n;
+    }
+    return n ? sum / static_cast<double>(n) : 0;
+  }
+
+  Result<double> eval(const std::vector<double>& x, uint32_t qd) {
+    auto t = times(x, qd);
+    if (!t.ok()) return t.status();
+    return objective(*t);
+  }
+
+  // Pattern search from x: each key up and down by a factor, the factor
+  // halved (in the logarithm) when nothing improves, from `from` until it is
+  // below `until`.
+  Result<double> search(std::vector<double>* x, uint32_t qd, double from, double until) {
+    auto f = eval(*x, qd);
+    if (!f.ok()) return f.status();
+    double best = *f;
+    for (double step = std::log(from); step > std::log(until);) {
+      bool improved = false;
+      for (size_t i = 0; i < x->size(); ++i) {
+        for (double dir : {1.0, -1.0}) {
+          std::vector<double> y = *x;
+          y[i] = std::clamp(y[i] + dir * step, std::log(kFittedKeys[i].lo),
+                            std::log(kFittedKeys[i].hi));
+          if (y[i] == (*x)[i]) continue;
+          auto g = eval(y, qd);
+          if (!g.ok()) return g.status();
+          if (*g < best * (1 - 1e-9)) {
+            best = *g;
+            *x = std::move(y);
+            improved = true;
+            break;
+          }
+        }
+      }
+      if (!improved) step /= 2;
+    }
+    return best;
+  }
+
+  size_t evaluations() const { return evaluations_; }
+
+ private:
+  const std::vector<FitPoint>& points_;
+  FitOptions opts_;
+  size_t evaluations_ = 0;
+};
+
+double rms(const std::vector<FitPoint>& points, const std::vector<double>& model) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].kernel_s.median <= 0) continue;
+    sum += std::pow(std::log(std::max(model[i], 1e-12) / points[i].kernel_s.median), 2);
+    ++n;
+  }
+  return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
+}
+
+}  // namespace
+
+Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOptions& opts) {
+  if (points.empty()) return Status::InvalidArgument("calibrate: no workload to fit");
+  Fitter fitter(points, opts);
+  const Config& start = points.front().run.cfg;
+  std::vector<double> x0;
+  for (const FittedKey& k : kFittedKeys) {
+    x0.push_back(std::log(std::clamp(key_number(start, k.key), k.lo, k.hi)));
+  }
+  FitResult out;
+  auto t0 = fitter.times(x0, start.device.queue_depth);
+  if (!t0.ok()) return t0.status();
+  out.model_s_start = *t0;
+  out.rms_start = rms(points, *t0);
+  // Each queue depth coarsely (to 5 %), then the best one finely (to 1 %).
+  double best = INFINITY;
+  std::vector<double> best_x;
+  uint32_t best_qd = 0;
+  for (uint32_t qd : kFittedQueueDepths) {
+    std::vector<double> x = x0;
+    auto f = fitter.search(&x, qd, 4.0, 1.05);
+    if (!f.ok()) return f.status();
+    if (opts.progress) {
+      opts.progress(fmt::format("queue depth {}: rms of ln(model / kernel) {:.4f}",
+                                qd ? std::to_string(qd) : std::string("unlimited"), std::sqrt(*f)));
+    }
+    if (*f < best) {
+      best = *f;
+      best_x = x;
+      best_qd = qd;
+    }
+  }
+  if (auto f = fitter.search(&best_x, best_qd, 1.1, 1.01); !f.ok()) return f.status();
+  auto t = fitter.times(best_x, best_qd);
+  if (!t.ok()) return t.status();
+  out.model_s = *t;
+  out.rms = rms(points, *t);
+  for (size_t i = 0; i < kFittedKeys.size(); ++i) {
+    out.keys.emplace_back(kFittedKeys[i].key, key_text(kFittedKeys[i].key, std::exp(best_x[i])));
+  }
+  // With the other device keys, so the profile has one [device] table.
+  auto cpu = std::find_if(out.keys.begin(), out.keys.end(),
+                          [](const auto& kv) { return kv.first.rfind("cpu.", 0) == 0; });
+  out.keys.insert(cpu, {"device.queue_depth", std::to_string(best_qd)});
+  out.evaluations = fitter.evaluations();
+  return out;
+}
+
+Result<Calibration> calibrate(const Scenario& workloads, const CompareOptions& probe,
+                              const FitOptions& fit) {
+  auto cases = probe_for_model(workloads, {}, probe);
+  if (!cases.ok()) return cases.status();
+  Calibration c;
+  struct utsname u {};
+  if (uname(&u) == 0) c.host = u.nodename;
+  for (const ProbedCase& pc : *cases) {
+    c.kernel_release = pc.kernel_release;
+    FitPoint p;
+    p.name = pc.kernel.case_name;
+    if (pc.kernel.variant != "default") p.name += "/" + pc.kernel.variant;
+    p.run = pc.model_run;
+    p.kernel_s = {pc.kernel.get("elapsed_s"), pc.kernel.get("elapsed_s.min"),
+                  pc.kernel.get("elapsed_s.max")};
+    c.points.push_back(std::move(p));
+  }
+  if (fit.progress) fit.progress("fitting the model's device and CPU costs");
+  auto f = fit_machine(c.points, fit);
+  if (!f.ok()) return f.status();
+  c.fit = std::move(*f);
+  return c;
+}
+
+std::string format_machine_profile(const Calibration& c) {
+  std::string out = fmt::format(
+      "# Machine profile written by faultline calibrate: the model's device and CPU costs\n"
+      "# fitted to {} workloads timed on this machine's kernel (rms of ln(model / kernel)\n"
+      "# {:.3f}, {:.3f} with the starting keys). Load it with --machine.\n",
+      c.points.size(), c.fit.rms, c.fit.rms_start);
+  out += fmt::format("name = \"{}\"\n", c.host.empty() ? "calibrated" : c.host);
+  out += fmt::format("description = \"{}, kernel {}, loop device of the probe\"\n",
+                     c.host.empty() ? "this machine" : c.host, c.kernel_release);
+  std::string section;
+  for (const auto& [k, v] : c.fit.keys) {
+    const std::string s = k.substr(0, k.find('.'));
+    if (s != section) {
+      out += "[" + s + "]\n";
+      section = s;
+    }
+    out += k.substr(k.find('.') + 1) + " = " + v + "\n";
+  }
+  out += "\n# workload                        kernel s (median)      model s    error\n";
+  for (size_t i = 0; i < c.points.size(); ++i) {
+    const double k = c.points[i].kernel_s.median;
+    out += fmt::format("# {:<30} {:>17.5f} {:>12.5f} {:>+7.1f}%\n", c.points[i].name, k,
+                       c.fit.model_s[i], k > 0 ? 100 * (c.fit.model_s[i] - k) / k : 0.0);
+  }
+  return out;
+}
+
+std::string format_calibration_table(const Calibration& c) {
+  std::string out =
+      fmt::format("calibration on {} (kernel {}): {} workloads, {} model runs of the set\n\n",
+                  c.host, c.kernel_release, c.points.size(), c.fit.evaluations);
+  out += fmt::format("{:<30} {:>10} {:>8} {:>12} {:>8} {:>12} {:>8}\n", "workload", "kernel s",
+                     "spread", "model start", "error", "model fit", "error");
+  auto err = [](double m, double k) {
+    return k > 0 ? fmt::format("{:+.1f}%", 100 * (m - k) / k) : "-";
+  };
+  size_t within = 0;
+  for (size_t i = 0; i < c.points.size(); ++i) {
+    const FitPoint& p = c.points[i];
+    const double k = p.kernel_s.median;
+    within += k > 0 && std::fabs(c.fit.model_s[i] - k) <= 0.15 * k;
+    out += fmt::format("{:<30} {:>10.5f} {:>7.1f}% {:>12.5f} {:>8} {:>12.5f} {:>8}\n", p.name, k,
+                       100 * p.kernel_s.relative(), c.fit.model_s_start[i],
+                       err(c.fit.model_s_start[i], k), c.fit.model_s[i], err(c.fit.model_s[i], k));
+  }
+  out += fmt::format(
+      "\nrms of ln(model / kernel): {:.3f} at the start, {:.3f} fitted; {} of {} "
+      "workloads within 15%\n\nfitted keys:\n",
+      c.fit.rms_start, c.fit.rms, within, c.points.size());
+  for (const auto& [k, v] : c.fit.keys) out += fmt::format("  {} = {}\n", k, v);
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,119 @@
+// calibrate_test.cc — the fit of `faultline calibrate` recovers a machine it
+// did not start from: "kernel" times are the model's own with known keys,
+// and the fit, starting from the defaults, must bring every workload's time
+// back to them; a profile it writes loads again with the same keys.
+#include "faultline/calibrate.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "faultline/config.h"
+#include "faultline/simulator.h"
+
+namespace faultline {
+namespace {
+
+// The calibration workloads at 1/32 of their size, so a fit takes seconds.
+std::vector<PlannedRun> small_workloads() {
+  auto sc = parse_scenario(kCalibrationScenarioToml, "<calibrate>");
+  EXPECT_TRUE(sc.ok()) << sc.status().message();
+  auto plan = plan_runs(*sc, {});
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  for (PlannedRun& r : *plan) {
+    r.cfg.file.size /= 32;
+    r.cfg.machine.memory_limit /= 32;
+    if (r.cfg.access.count > 0) r.cfg.access.count = std::max<uint64_t>(2, r.cfg.access.count / 8);
+  }
+  return *plan;
+}
+
+const std::vector<std::string> kTruth = {
+    "device.bandwidth=700000000", "device.latency_us=45", "device.queue_depth=1",
+    "cpu.fault_ns=1300",          "cpu.map_page_ns=30",   "cpu.add_folio_ns=600",
+    "cpu.evict_folio_ns=450",     "cpu.access_ns=4",      "cpu.read_call_ns=250",
+    "cpu.copy_page_ns=180",
+};
+
+std::vector<FitPoint> points_of_truth() {
+  std::vector<PlannedRun> plan = small_workloads();
+  std::vector<PlannedRun> truth = plan;
+  for (PlannedRun& r : truth) {
+    Status st = apply_assignments(r.cfg, kTruth);
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  SimOptions sim;
+  sim.progress = false;
+  auto runs = simulate(truth, sim);
+  EXPECT_TRUE(runs.ok()) << runs.status().message();
+  std::vector<FitPoint> points;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const double t = (*runs)[i].get("elapsed_s");
+    points.push_back({plan[i].case_name, plan[i], {t, t, t}});
+  }
+  return points;
+}
+
+TEST(Calibrate, FitRecoversTheTimesOfAKnownMachine) {
+  const std::vector<FitPoint> points = points_of_truth();
+  FitOptions opts;
+  opts.jobs = 1;
+  auto fit = fit_machine(points, opts);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  // The defaults are far from the truth; the fit is not.
+  EXPECT_GT(fit->rms_start, 0.2);
+  EXPECT_LT(fit->rms, 0.03);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double k = points[i].kernel_s.median;
+    EXPECT_LT(std::fabs(std::log(fit->model_s[i] / k)), 0.06)
+        << points[i].name << ": model " << fit->model_s[i] << " s, truth " << k << " s";
+  }
+  // Bandwidth and latency are what the cold workloads measure.
+  double bandwidth = 0, latency = 0;
+  for (const auto& [k, v] : fit->keys) {
+    if (k == "device.bandwidth") bandwidth = std::stod(v);
+    if (k == "device.latency_us") latency = std::stod(v);
+  }
+  EXPECT_NEAR(bandwidth / 700e6, 1.0, 0.25);
+  EXPECT_NEAR(latency / 45, 1.0, 0.25);
+}
+
+TEST(Calibrate, ProfileLoadsBackWithTheFittedKeys) {
+  const std::vector<FitPoint> points = points_of_truth();
+  Calibration c;
+  c.host = "testhost";
+  c.kernel_release = "6.0.0-test";
+  c.points = points;
+  for (const FitPoint& p : points) {
+    c.fit.model_s.push_back(p.kernel_s.median * 1.1);
+    c.fit.model_s_start.push_back(p.kernel_s.median * 2);
+  }
+  for (const std::string& kv : kTruth) {
+    c.fit.keys.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+  }
+  const std::string path =
+      ::testing::TempDir() + "/calibrate_test_" + std::to_string(getpid()) + ".toml";
+  {
+    std::ofstream out(path);
+    out << format_machine_profile(c);
+  }
+  auto m = load_machine_profile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->name, "testhost");
+  std::vector<std::string> want = kTruth, got = m->set;
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+  const std::string table = format_calibration_table(c);
+  EXPECT_NE(table.find("12 of 12 workloads within 15%"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace faultline

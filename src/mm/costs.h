@@ -1,0 +1,27 @@
+// costs.h — the CPU time of the fault path's steps, for the model's
+// elapsed-time estimate only: no counter depends on them.
+//
+// One list (X(field, nanoseconds, what it costs)); the configuration keys
+// cpu.FIELD and the documentation come from it. The defaults are round
+// figures of a current x86 server; `faultline calibrate` measures a
+// machine's and writes them in a machine profile (docs/model_fidelity.md).
+#pragma once
+
+namespace faultline::mm {
+
+#define FAULTLINE_CPU_COSTS(X)                                                                 \
+  X(fault_ns, 700, "one fault attempt: the trap, the VMA lookup, the accounting")              \
+  X(map_page_ns, 15, "one PTE set by fault-around (filemap_map_pages) or finish_fault")        \
+  X(add_folio_ns, 250, "allocating and inserting one folio in the page cache")                 \
+  X(evict_folio_ns, 300, "reclaiming one folio (shrink_folio_list)")                           \
+  X(access_ns, 2, "one load or store through a present PTE, its TLB miss included")            \
+  X(read_call_ns, 300, "one read(2): syscall entry and exit, the batch lookup (filemap_read)") \
+  X(copy_page_ns, 250, "copy_to_user of 4 KiB by read(2)")
+
+struct CpuCosts {
+#define FAULTLINE_X(name, ns, doc) double name = ns;
+  FAULTLINE_CPU_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
+};
+
+}  // namespace faultline::mm
