@@ -35,6 +35,12 @@ set = ["file.fs=tmpfs", "access.pattern=random", "access.fraction=0.25"]
 name = "warm-mmap-stride4"
 set = ["file.cache=warm-read", "access.pattern=stride", "access.stride=4", "access.fraction=0.25"]
 [[case]]
+name = "warm-mmap-sequential-pmd"
+set = ["file.cache=warm-write", "file.write_chunk=4MiB", "access.pattern=sequential", "access.fraction=1"]
+[[case]]
+name = "warm-mmap-sequential-1m"
+set = ["file.cache=warm-read", "file.warm_chunk=1MiB", "access.pattern=sequential", "access.fraction=1"]
+[[case]]
 name = "warm-pread-4k"
 set = ["file.cache=warm-read", "access.method=read", "access.pattern=sequential", "access.fraction=1"]
 [[case]]
@@ -65,10 +71,11 @@ set = ["machine.memory_limit=64MiB", "device.read_ahead_kb=32", "access.pattern=
 
 const std::vector<FittedKey> kFittedKeys = {
     {"device.bandwidth", 20e6, 100e9},  // bytes per second
-    {"device.latency_us", 0.5, 50000},  {"cpu.fault_ns", 20, 100000},
-    {"cpu.map_page_ns", 1, 10000},      {"cpu.add_folio_ns", 10, 100000},
-    {"cpu.evict_folio_ns", 10, 100000}, {"cpu.access_ns", 0.1, 10000},
-    {"cpu.read_call_ns", 10, 100000},   {"cpu.copy_page_ns", 10, 100000},
+    {"device.latency_us", 0.5, 50000}, {"cpu.fault_ns", 100, 100000},
+    {"cpu.map_page_ns", 1, 10000},     {"cpu.map_folio_ns", 1, 10000},
+    {"cpu.add_folio_ns", 10, 100000},  {"cpu.evict_folio_ns", 10, 100000},
+    {"cpu.access_ns", 0.1, 10000},     {"cpu.read_call_ns", 10, 100000},
+    {"cpu.copy_page_ns", 10, 100000},
 };
 const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
 

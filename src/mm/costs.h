@@ -9,13 +9,14 @@
 
 namespace faultline::mm {
 
-#define FAULTLINE_CPU_COSTS(X)                                                                 \
-  X(fault_ns, 700, "one fault attempt: the trap, the VMA lookup, the accounting")              \
-  X(map_page_ns, 15, "one PTE set by fault-around (filemap_map_pages) or finish_fault")        \
-  X(add_folio_ns, 250, "allocating and inserting one folio in the page cache")                 \
-  X(evict_folio_ns, 300, "reclaiming one folio (shrink_folio_list)")                           \
-  X(access_ns, 2, "one load or store through a present PTE, its TLB miss included")            \
-  X(read_call_ns, 300, "one read(2): syscall entry and exit, the batch lookup (filemap_read)") \
+#define FAULTLINE_CPU_COSTS(X)                                                                    \
+  X(fault_ns, 700, "one fault attempt: the trap, the VMA lookup, the accounting")                 \
+  X(map_page_ns, 15, "one PTE set by fault-around (filemap_map_pages) or finish_fault")           \
+  X(map_folio_ns, 40, "one folio mapped: its reference, lock and rmap (filemap_map_folio_range)") \
+  X(add_folio_ns, 250, "allocating and inserting one folio in the page cache")                    \
+  X(evict_folio_ns, 300, "reclaiming one folio (shrink_folio_list)")                              \
+  X(access_ns, 2, "one load or store through a present PTE, its TLB miss included")               \
+  X(read_call_ns, 300, "one read(2): syscall entry and exit, the batch lookup (filemap_read)")    \
   X(copy_page_ns, 250, "copy_to_user of 4 KiB by read(2)")
 
 struct CpuCosts {

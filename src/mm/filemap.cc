@@ -225,6 +225,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       if (p == vmf.pgoff) map_ret |= VM_FAULT_NOPAGE;
     }
     rss += mapped_here;
+    if (mapped_here) k.cpu_work(k.cpu().map_folio_ns);
     if (!prof.batched_rss && mapped_here)
       k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(mapped_here));
     ret |= map_ret;

@@ -85,6 +85,7 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   }
   const uint64_t n = set_pte_range(k, vmf, first, count, writable);
   if (n) k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(n));
+  k.cpu_work(k.cpu().map_folio_ns);
   if (writable) as.set(head, kPgDirty);
   return 0;
 }
@@ -203,7 +204,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   as.set(head, kPgMapped);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
-  k.cpu_work(k.cpu().map_page_ns * 8);
+  k.cpu_work(k.cpu().map_folio_ns + k.cpu().map_page_ns * 8);
   return true;
 }
 
