@@ -417,6 +417,52 @@ TEST(PlanRuns, BadCaseAssignmentNamesTheCase) {
   EXPECT_TRUE(Contains(runs.status().message(), "file.size"));
 }
 
+// --- machine profiles ------------------------------------------------------------------
+
+TEST(MachineProfile, SetsTheBaseAndCasesAndSetStillOverride) {
+  const std::string path = ::testing::TempDir() + "/machine_" + std::to_string(getpid()) + ".toml";
+  {
+    std::ofstream out(path);
+    out << "name = \"m\"\n[device]\nbandwidth = 1000000\nqueue_depth = 2\n[cpu]\nfault_ns = 9\n";
+  }
+  auto m = load_machine_profile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Scenario sc = parse_ok(
+      "[[case]]\nname = \"a\"\n[[case]]\nname = \"b\"\nset = [\"device.bandwidth=5000000\"]\n");
+  ASSERT_TRUE(apply_machine_profile(*m, &sc).ok());
+  EXPECT_EQ(sc.machine_profile, "m");
+  auto runs = plan_runs(sc, {"cpu.fault_ns=11"});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].cfg.device.bandwidth, 1000000u);
+  EXPECT_EQ((*runs)[0].cfg.device.queue_depth, 2u);
+  EXPECT_EQ((*runs)[1].cfg.device.bandwidth, 5000000u);  // the case wins
+  EXPECT_EQ((*runs)[0].cfg.cpu.fault_ns, 11);            // --set wins
+}
+
+TEST(MachineProfile, ErrorsNameTheFileAndTheKey) {
+  auto err = [](const std::string& text) {
+    const std::string path =
+        ::testing::TempDir() + "/machine_bad_" + std::to_string(getpid()) + ".toml";
+    {
+      std::ofstream out(path);
+      out << text;
+    }
+    auto m = load_machine_profile(path);
+    std::remove(path.c_str());
+    return m.ok() ? std::string() : m.status().message();
+  };
+  EXPECT_TRUE(Contains(err("[file]\nsize = 5\n"), "'file.size' is not a key of a machine profile"));
+  EXPECT_TRUE(Contains(err("[device]\nbandwidth = \"fast\"\n"), "device.bandwidth"));
+  EXPECT_TRUE(Contains(err("name = 3\n"), "'name' must be a string"));
+  EXPECT_TRUE(Contains(err("[device\n"), "malformed TOML"));
+  EXPECT_TRUE(Contains(err("[cpu]\nwarp_ns = 1\n"), "cpu.warp_ns"));
+  auto missing = load_machine_profile("/nonexistent/machine.toml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.status().message(), "/nonexistent/machine.toml: cannot open"));
+}
+
 // --- the built-in default --------------------------------------------------------------
 
 TEST(DefaultScenario, IsTheSeedOneFile) {
