@@ -155,17 +155,16 @@ void do_compare(const ProbeArgs& a) {
 }
 
 void do_calibrate(const ProbeArgs& a) {
-  Result<Scenario> sc = a.scenario.empty()
-                            ? parse_scenario(kCalibrationScenarioToml, "<calibration workloads>")
-                            : load_scenario(a.scenario);
-  if (!sc.ok()) return fail(sc.status());
-  if (Status st = apply_machine_option(a.machine, &*sc); !st.ok()) return fail(st);
-  if (auto plan = plan_runs(*sc, a.sets); !plan.ok()) return fail(plan.status());
   if (!a.sets.empty()) {
     return fail(Status::InvalidArgument(
         "calibrate: --set is not taken (the workloads are the scenario's; start from a profile "
         "with --machine)"));
   }
+  Result<Scenario> sc = a.scenario.empty()
+                            ? parse_scenario(kCalibrationScenarioToml, "<calibration workloads>")
+                            : load_scenario(a.scenario);
+  if (!sc.ok()) return fail(sc.status());
+  if (Status st = apply_machine_option(a.machine, &*sc); !st.ok()) return fail(st);
   FitOptions fit;
   if (!a.quiet) {
     fit.progress = [](const std::string& line) {

@@ -94,6 +94,21 @@ std::string key_text(const std::string& key, double v) {
   return fmt::format("{:.4g}", v);
 }
 
+// The fit's measure: the mean square of ln(model / kernel median) over the
+// points the kernel timed.
+double mean_square_log_error(const std::vector<FitPoint>& points,
+                             const std::vector<double>& model) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double k = points[i].kernel_s.median;
+    if (k <= 0) continue;
+    sum += std::pow(std::log(std::max(model[i], 1e-12) / k), 2);
+    ++n;
+  }
+  return n ? sum / static_cast<double>(n) : 0;
+}
+
 class Fitter {
  public:
   Fitter(const std::vector<FitPoint>& points, const FitOptions& opts)
@@ -123,24 +138,10 @@ class Fitter {
     return out;
   }
 
-  // Mean square of ln(model / kernel) over the points the kernel timed.
-  double objective(const std::vector<double>& model) const {
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < points_.size(); ++i) {
-      const double k = points_[i].kernel_s.median;
-      if (k <= 0) continue;
-      const double m = std::max(model[i], 1e-12);
-      sum += std::pow(std::log(m / k), 2);
-      ++n;
-    }
-    return n ? sum / static_cast<double>(n) : 0;
-  }
-
   Result<double> eval(const std::vector<double>& x, uint32_t qd) {
     auto t = times(x, qd);
     if (!t.ok()) return t.status();
-    return objective(*t);
+    return mean_square_log_error(points_, *t);
   }
 
   // Pattern search from x: each key up and down by a factor, the factor
@@ -182,14 +183,7 @@ class Fitter {
 };
 
 double rms(const std::vector<FitPoint>& points, const std::vector<double>& model) {
-  double sum = 0;
-  size_t n = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (points[i].kernel_s.median <= 0) continue;
-    sum += std::pow(std::log(std::max(model[i], 1e-12) / points[i].kernel_s.median), 2);
-    ++n;
-  }
-  return n ? std::sqrt(sum / static_cast<double>(n)) : 0;
+  return std::sqrt(mean_square_log_error(points, model));
 }
 
 }  // namespace

@@ -370,6 +370,17 @@ void add_spreads(const std::vector<probe::Counters>& runs, const std::string& pr
   }
 }
 
+// The kernel's side of a probed run: its names, the configuration it ran
+// and every counter as median, .min and .max.
+RunResult kernel_result(const ProbedRun& pr) {
+  RunResult r;
+  r.case_name = pr.plan.case_name;
+  r.variant = pr.plan.variant;
+  r.config = effective_keys(pr.plan.cfg);
+  add_spreads(pr.kernel.runs, "", &r);
+  return r;
+}
+
 }  // namespace
 
 Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
@@ -380,12 +391,8 @@ Result<std::vector<RunResult>> probe_scenario(const Scenario& sc,
   if (!probed.ok()) return probed.status();
   std::vector<RunResult> out;
   for (const ProbedRun& pr : *probed) {
-    RunResult r;
-    r.case_name = pr.plan.case_name;
-    r.variant = pr.plan.variant;
-    r.config = effective_keys(pr.plan.cfg);
+    RunResult r = kernel_result(pr);
     r.config.emplace_back("host.kernel_release", pr.kernel.host.kernel_release);
-    add_spreads(pr.kernel.runs, "", &r);
     // A recording's program itself, beside its replay.
     add_spreads(pr.program.runs, "program.", &r);
     out.push_back(std::move(r));
@@ -484,10 +491,7 @@ Result<std::vector<ProbedCase>> probe_for_model(const Scenario& sc,
     ProbedCase c;
     c.model_run = host_model_run(pr);
     c.kernel_release = pr.kernel.host.kernel_release;
-    c.kernel.case_name = pr.plan.case_name;
-    c.kernel.variant = pr.plan.variant;
-    c.kernel.config = effective_keys(pr.plan.cfg);
-    add_spreads(pr.kernel.runs, "", &c.kernel);
+    c.kernel = kernel_result(pr);
     out.push_back(std::move(c));
   }
   return out;

@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -201,18 +202,24 @@ Status parse_entries(const toml::node& n, const std::string& list, const std::st
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<Scenario> parse_scenario(const std::string& text, const std::string& source) {
-  toml::table root;
+// TOML text as a table; a syntax error names source:line:column.
+Result<toml::table> parse_toml(const std::string& text, const std::string& source) {
   try {
-    root = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     std::ostringstream os;
     os << source << ":" << e.source().begin.line << ":" << e.source().begin.column
        << ": malformed TOML: " << e.description();
     return Status::InvalidArgument(os.str());
   }
+}
+
+}  // namespace
+
+Result<Scenario> parse_scenario(const std::string& text, const std::string& source) {
+  auto parsed = parse_toml(text, source);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   Scenario sc;
   sc.source = source;
   for (const auto& [k, v] : root) {
@@ -324,27 +331,28 @@ Result<Scenario> load_scenario(const std::string& path) {
   return sc;
 }
 
+namespace {
+
+// The keys a machine profile may set: these, and every cpu.* key.
+const std::vector<std::string> kMachineKeys = {"device.bandwidth",   "device.latency_us",
+                                               "device.queue_depth", "device.max_sectors_kb",
+                                               "machine.cpus",       "machine.memory"};
+
 bool is_machine_key(const std::string& key) {
-  static const std::set<std::string> kKeys = {"device.bandwidth",   "device.latency_us",
-                                              "device.queue_depth", "device.max_sectors_kb",
-                                              "machine.cpus",       "machine.memory"};
-  return kKeys.count(key) || key.rfind("cpu.", 0) == 0;
+  return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end() ||
+         key.rfind("cpu.", 0) == 0;
 }
+
+}  // namespace
 
 Result<MachineProfile> load_machine_profile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(path + ": cannot open machine profile");
   std::ostringstream os;
   os << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(os.str(), path);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream msg;
-    msg << path << ":" << e.source().begin.line << ":" << e.source().begin.column
-        << ": malformed TOML: " << e.description();
-    return Status::InvalidArgument(msg.str());
-  }
+  auto parsed = parse_toml(os.str(), path);
+  if (!parsed.ok()) return parsed.status();
+  const toml::table& root = *parsed;
   MachineProfile m;
   m.source = path;
   Config check;
@@ -364,11 +372,10 @@ Result<MachineProfile> load_machine_profile(const std::string& path) {
     for (const auto& [fk, fv] : *t) {
       const std::string full = key + "." + std::string(fk.str());
       if (!is_machine_key(full)) {
-        return Status::InvalidArgument(
-            path + ": '" + full +
-            "' is not a key of a machine profile (device.bandwidth, "
-            "device.latency_us, device.queue_depth, "
-            "device.max_sectors_kb, machine.cpus, machine.memory, cpu.*)");
+        std::string keys;
+        for (const std::string& mk : kMachineKeys) keys += mk + ", ";
+        return Status::InvalidArgument(path + ": '" + full +
+                                       "' is not a key of a machine profile (" + keys + "cpu.*)");
       }
       auto text = scalar_text(fv, path + ": " + full);
       if (!text.ok()) return text.status();
