@@ -7,6 +7,11 @@
 // machine's and writes them in a machine profile (docs/model_fidelity.md).
 #pragma once
 
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
 namespace faultline::mm {
 
 #define FAULTLINE_CPU_COSTS(X)                                                                    \
@@ -23,6 +28,28 @@ struct CpuCosts {
 #define FAULTLINE_X(name, ns, doc) double name = ns;
   FAULTLINE_CPU_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
+};
+
+// The same list as an index, for Kernel::cpu_work.
+enum class CpuCost : uint8_t {
+#define FAULTLINE_X(name, ns, doc) name,
+  FAULTLINE_CPU_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
+      kCount
+};
+
+// The costs in whole picoseconds: the model's clock is an integer, so n
+// steps of a cost take n times its picoseconds however the steps are
+// grouped (one folio at a time, or a run of folios at once).
+struct CpuCostsPs {
+  std::array<int64_t, static_cast<size_t>(CpuCost::kCount)> ps{};
+  explicit CpuCostsPs(const CpuCosts& c) {
+    size_t i = 0;
+#define FAULTLINE_X(name, ns, doc) ps[i++] = std::llround(c.name * 1e3);
+    FAULTLINE_CPU_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
+  }
+  int64_t operator[](CpuCost c) const { return ps[static_cast<size_t>(c)]; }
 };
 
 }  // namespace faultline::mm

@@ -225,7 +225,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       if (p == vmf.pgoff) map_ret |= VM_FAULT_NOPAGE;
     }
     rss += mapped_here;
-    if (mapped_here) k.cpu_work(k.cpu().map_folio_ns);
+    if (mapped_here) k.cpu_work(CpuCost::map_folio_ns);
     if (!prof.batched_rss && mapped_here)
       k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(mapped_here));
     ret |= map_ret;
@@ -314,7 +314,7 @@ size_t filemap_get_read_batch(const AddressSpace& as, pgoff_t index, pgoff_t las
 
 void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
   AddressSpace& as = *file.mapping;
-  k.cpu_work(k.cpu().read_call_ns);
+  k.cpu_work(CpuCost::read_call_ns);
   FileRaState& ra = file.f_ra;
   const uint64_t isize = as.i_size();
   int64_t last_pos = ra.prev_pos;
@@ -369,7 +369,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const uint64_t copied_pages = ((pos + copied + kPageSize - 1) >> kPageShift) - index;
     k.wait_on_read(as.ino(), index, copied_pages);
     touch_pages(k, as, index, copied_pages);
-    k.cpu_work(k.cpu().copy_page_ns * static_cast<double>(copied) / kPageSize);
+    k.cpu_copy(copied);
     pos += copied;
     count -= copied;
     last_pos = static_cast<int64_t>(pos);

@@ -85,7 +85,7 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   }
   const uint64_t n = set_pte_range(k, vmf, first, count, writable);
   if (n) k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(n));
-  k.cpu_work(k.cpu().map_folio_ns);
+  k.cpu_work(CpuCost::map_folio_ns);
   if (writable) as.set(head, kPgDirty);
   return 0;
 }
@@ -126,7 +126,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   vma.pte_table.mut(vma.pmd_slot(vmf.vpage)) = 1;
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
-  k.cpu_work(k.cpu().map_page_ns);
+  k.cpu_work(CpuCost::map_page_ns);
   reclaim_if_needed(k);
   return ret;
 }
@@ -204,7 +204,8 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   as.set(head, kPgMapped);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
-  k.cpu_work(k.cpu().map_folio_ns + k.cpu().map_page_ns * 8);
+  k.cpu_work(CpuCost::map_folio_ns);
+  k.cpu_work(CpuCost::map_page_ns, 8);
   return true;
 }
 
@@ -224,7 +225,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
   }
-  k.cpu_work(k.cpu().map_page_ns * static_cast<double>(set));
+  k.cpu_work(CpuCost::map_page_ns, set);
   return set;
 }
 
@@ -297,7 +298,7 @@ void do_munmap(Kernel& k, Vma& vma) {
 vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   k.vmstat().inc(VmEvent::fault_attempts);
-  k.cpu_work(k.cpu().fault_ns);
+  k.cpu_work(CpuCost::fault_ns);
   vm_fault_t ret;
   const uint8_t pte = vma.ptes[vmf.vpage];
   const bool write = vmf.flags & FAULT_FLAG_WRITE;
@@ -357,7 +358,7 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
       // The load waits for a readahead folio whose read is in flight (the
       // fault slept on its lock; fault-around mapped it early).
       if (vma.vm_file) k.wait_on_read(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage);
-      k.cpu_work(k.cpu().access_ns);
+      k.cpu_work(CpuCost::access_ns);
       return;
     }
     // The instruction faults; after the fault it is executed again. A fault

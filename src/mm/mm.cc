@@ -1,6 +1,7 @@
 #include "mm/mm.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace faultline::mm {
 
@@ -10,7 +11,9 @@ Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const Back
       fault_around_pages_(profile.fault_around_pages()),
       capacity_pages_(capacity_pages),
       bdi_(bdi),
-      cpu_(cpu) {}
+      cpu_(cpu),
+      cpu_ps_(cpu),
+      latency_ps_(std::llround(bdi.latency_ns * 1e3)) {}
 
 AddressSpace* Kernel::new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order) {
   const auto ino = static_cast<uint32_t>(spaces_.size());
@@ -59,17 +62,18 @@ void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sy
   // the others are ready as each of their requests completes.
   const uint64_t per_request = bdi_.io_pages ? bdi_.io_pages : nr_pages;
   const bool has_wanted = wanted >= index && wanted < index + nr_pages;
-  double wait_until = now_ns_;
+  int64_t wait_until = now_ps_;
   for (pgoff_t at = index; at < index + nr_pages; at += per_request) {
     const uint64_t n = std::min<uint64_t>(per_request, index + nr_pages - at);
-    double start = std::max(now_ns_, dev_free_at_ns_);
-    if (bdi_.queue_depth && queued_done_ns_.size() >= bdi_.queue_depth) {
-      start = std::max(start, queued_done_ns_.front());
-      queued_done_ns_.pop_front();
+    int64_t start = std::max(now_ps_, dev_free_at_ps_);
+    if (bdi_.queue_depth && queued_done_ps_.size() >= bdi_.queue_depth) {
+      start = std::max(start, queued_done_ps_.front());
+      queued_done_ps_.pop_front();
     }
-    dev_free_at_ns_ = start + static_cast<double>(n * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e9;
-    const double done = dev_free_at_ns_ + bdi_.latency_ns;
-    if (bdi_.queue_depth) queued_done_ns_.push_back(done);
+    dev_free_at_ps_ = start + std::llround(static_cast<double>(n * kPageSize) /
+                                           bdi_.bandwidth_bytes_per_s * 1e12);
+    const int64_t done = dev_free_at_ps_ + latency_ps_;
+    if (bdi_.queue_depth) queued_done_ps_.push_back(done);
     const bool waited = sync && (!has_wanted || (wanted >= at && wanted < at + n));
     if (waited) {
       wait_until = std::max(wait_until, done);
@@ -78,20 +82,20 @@ void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sy
     }
   }
   if (sync) {
-    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(wait_until - now_ns_));
-    now_ns_ = wait_until;
+    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>((wait_until - now_ps_) / 1000));
+    now_ps_ = wait_until;
   }
 }
 
 void Kernel::wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr) {
-  while (!inflight_.empty() && inflight_.front().done_ns <= now_ns_) inflight_.pop_front();
-  double until = now_ns_;
+  while (!inflight_.empty() && inflight_.front().done_ps <= now_ps_) inflight_.pop_front();
+  int64_t until = now_ps_;
   for (const InflightRead& r : inflight_) {
-    if (r.ino == ino && r.start < index + nr && index < r.end) until = std::max(until, r.done_ns);
+    if (r.ino == ino && r.start < index + nr && index < r.end) until = std::max(until, r.done_ps);
   }
-  if (until > now_ns_) {
-    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>(until - now_ns_));
-    now_ns_ = until;
+  if (until > now_ps_) {
+    vmstat_.inc(VmEvent::io_wait_ns, static_cast<uint64_t>((until - now_ps_) / 1000));
+    now_ps_ = until;
   }
 }
 

@@ -281,9 +281,17 @@ class Kernel {
   bool reclaim_gave_up() const { return reclaim_gave_up_; }
   void set_reclaim_gave_up(bool v) { reclaim_gave_up_ = v; }
 
-  // Estimated time: the CPU timeline and the device queue.
-  double now_ns() const { return now_ns_; }
-  void cpu_work(double ns) { now_ns_ += ns; }
+  // Estimated time: the CPU timeline and the device queue, counted in
+  // whole picoseconds (so that sums do not depend on how steps are grouped).
+  int64_t now_ps() const { return now_ps_; }
+  double now_ns() const { return static_cast<double>(now_ps_) / 1e3; }
+  // n steps of one of the fault path's CPU costs.
+  void cpu_work(CpuCost c, uint64_t n = 1) { now_ps_ += cpu_ps_[c] * static_cast<int64_t>(n); }
+  // The copy of `bytes` by read(2) (copy_page_ns per 4 KiB).
+  void cpu_copy(uint64_t bytes) {
+    now_ps_ += cpu_ps_[CpuCost::copy_page_ns] * static_cast<int64_t>(bytes) /
+               static_cast<int64_t>(kPageSize);
+  }
   // Submits a read of pages [index, index + nr_pages) of inode ino to the
   // device queue; sync: the caller waits for it, for the request that holds
   // page `wanted` if the batch has it (the task sleeps on that folio's lock,
@@ -330,23 +338,25 @@ class Kernel {
   uint64_t capacity_pages_;
   BackingDev bdi_;
   CpuCosts cpu_;
+  CpuCostsPs cpu_ps_;
   VmStat vmstat_;
   Lruvec lruvec_;
   uint64_t nr_charged_ = 0;
   bool reclaim_gave_up_ = false;
-  double now_ns_ = 0;
-  double dev_free_at_ns_ = 0;
+  int64_t now_ps_ = 0;
+  int64_t dev_free_at_ps_ = 0;
+  int64_t latency_ps_;
   // Asynchronous reads the device has not finished, in submission order
   // (the device serves them in order, so their completion times rise).
   struct InflightRead {
     uint32_t ino;
     pgoff_t start, end;
-    double done_ns;
+    int64_t done_ps;
   };
   std::deque<InflightRead> inflight_;
   // Completion times of the last queue_depth requests (a new one starts no
   // earlier than the oldest of them completes).
-  std::deque<double> queued_done_ns_;
+  std::deque<int64_t> queued_done_ps_;
   void wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr);
   Tracer* tracer_ = nullptr;
   uint64_t access_seq_ = 0;

@@ -129,7 +129,7 @@ AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned 
   if (as.shmem()) as.set(index, kPgSwapBacked);
   k.charge(static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_inserted, in_file);
-  k.cpu_work(k.cpu().add_folio_ns);
+  k.cpu_work(CpuCost::add_folio_ns);
   if (k.tracing())
     k.trace({.kind = TraceKind::kAddToPageCache, .ino = as.ino(), .index = index, .order = order});
   // Write insertions (__GFP_WRITE) do not count as refaults.

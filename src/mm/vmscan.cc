@@ -221,7 +221,7 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   as.remove(head, shadow && !as.shmem(), age, ws);
   k.charge(-static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_evicted, in_file);
-  k.cpu_work(k.cpu().evict_folio_ns);
+  k.cpu_work(CpuCost::evict_folio_ns);
   return in_file;
 }
 
