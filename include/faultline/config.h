@@ -15,6 +15,7 @@
 #include "mm/advice.h"
 #include "mm/costs.h"
 #include "mm/profile.h"
+#include "mm/types.h"
 #include "util/enum_names.h"
 #include "util/status.h"
 #include "workload/access.h"
@@ -154,6 +155,9 @@ struct ModelConfig {
   // model.invariants: check the model's state every N accesses and at the
   // end (mm/invariants.h); 0: never. A violation fails the run.
   uint64_t invariants = 0;
+  // model.engine: how the model holds the page cache, LRU and page tables
+  // (mm/types.h). Both give the same counters; pages is the reference.
+  mm::ModelEngine engine = mm::ModelEngine::kPages;
 };
 
 struct Config {

@@ -17,7 +17,7 @@ std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   bdi.latency_ns = cfg.device.latency_us * 1e3;
   bdi.queue_depth = cfg.device.queue_depth;
   return std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
-                                      cfg.cpu);
+                                      cfg.cpu, cfg.model.engine);
 }
 
 unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {

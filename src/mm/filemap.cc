@@ -415,17 +415,13 @@ void filemap_write(Kernel& k, File& file, uint64_t pos, uint64_t count) {
 }
 
 void filemap_fsync(Kernel& k, AddressSpace& as) {
-  for (pgoff_t i = 0; i < as.nr_pages();) {
-    if (!as.present(i)) {
-      i = as.skip_unused(i + 1);
-      continue;
-    }
+  for (pgoff_t i = as.next_present(0, kNoIndex); i != kNoIndex;) {
     const pgoff_t head = as.head(i);
     const uint64_t nr = as.folio_nr_pages(head);
     if (as.test_and_clear(head, kPgDirty)) {
       k.vmstat().inc(VmEvent::pgpgout, std::min<uint64_t>(nr, as.nr_pages() - head) * 4);
     }
-    i = head + nr;
+    i = as.next_present(head + nr, kNoIndex);
   }
 }
 

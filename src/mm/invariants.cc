@@ -25,36 +25,50 @@ std::string at(const AddressSpace& as, pgoff_t i) {
 std::vector<pgoff_t> check_folios(const AddressSpace& as, Report& r) {
   std::vector<pgoff_t> heads;
   uint64_t cached = 0;
-  for (pgoff_t i = 0; i < as.nr_pages();) {
-    if (as.has_shadow(i)) {
-      if (as.present(i)) r.add(at(as, i) + ": a folio and a shadow entry in one slot");
-      if (as.shmem()) r.add(at(as, i) + ": a shadow entry in tmpfs");
-    }
-    if (!as.present(i)) {
-      i = as.skip_unused(i + 1);
-      continue;
-    }
-    const unsigned order = as.order(i);
+  pgoff_t next = 0;  // the first index after the previous folio
+  as.for_each_folio([&](pgoff_t h, unsigned order, uint16_t) {
     const uint64_t nr = uint64_t{1} << order;
-    if (i % nr != 0) {
-      r.add(at(as, i) + ": a folio of order " + std::to_string(order) + " not aligned");
-      ++i;
-      continue;
-    }
-    for (pgoff_t j = i; j < i + nr && j < as.nr_pages(); ++j) {
-      if (!as.present(j) || as.order(j) != order) {
-        r.add(at(as, j) + ": inside the folio at " + std::to_string(i) + " but not part of it");
+    if (h % nr != 0)
+      r.add(at(as, h) + ": a folio of order " + std::to_string(order) + " not aligned");
+    if (h < next) r.add(at(as, h) + ": overlaps the folio before it");
+    next = h + nr;
+    for (pgoff_t j = h; j < h + nr && j < as.nr_pages(); ++j) {
+      if (!as.present(j) || as.head(j) != h || as.order(j) != order) {
+        r.add(at(as, j) + ": inside the folio at " + std::to_string(h) + " but not part of it");
       }
+      if (as.has_shadow(j)) r.add(at(as, j) + ": a folio and a shadow entry in one slot");
       ++cached;
     }
-    heads.push_back(i);
-    i += nr;
-  }
+    heads.push_back(h);
+  });
+  if (as.shmem() && as.any_shadow())
+    r.add("ino " + std::to_string(as.ino()) + ": a shadow entry in tmpfs");
   if (cached != as.nr_cached_pages()) {
     r.add("ino " + std::to_string(as.ino()) + ": " + std::to_string(cached) +
           " pages in folios, nr_cached_pages says " + std::to_string(as.nr_cached_pages()));
   }
   return heads;
+}
+
+// The runs engine's own structure: runs in index order, none empty, each
+// on the list its flags name and linked both ways.
+void check_runs(const AddressSpace& as, Report& r) {
+  const FolioRuns* runs = as.runs();
+  if (!runs) return;
+  pgoff_t next = 0;
+  runs->for_each([&](const FolioRun& f) {
+    if (f.nr == 0) r.add(at(as, f.start) + ": an empty run");
+    if (f.start < next) r.add(at(as, f.start) + ": a run overlaps the run before it");
+    next = f.end();
+    if (f.as != &as) r.add(at(as, f.start) + ": a run that names another inode");
+    const bool linked = f.older && f.newer;
+    if (((f.flags & kPgLru) != 0) != linked) {
+      r.add(at(as, f.start) + ": a run whose PG_lru disagrees with its list links");
+    }
+    if (linked && (f.older->newer != &f || f.newer->older != &f)) {
+      r.add(at(as, f.start) + ": a run whose list neighbours do not link back to it");
+    }
+  });
 }
 
 uint64_t key(uint32_t ino, pgoff_t index) { return (uint64_t{ino} << 40) | index; }
@@ -70,6 +84,17 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
   const Lruvec& lv = k.lruvec();
   for (const bool active : {false, true}) {
     uint64_t pages = 0;
+    (active ? lv.active_runs : lv.inactive_runs).for_each([&](const FolioRun& f) {
+      const AddressSpace& as = *f.as;
+      for (pgoff_t h = f.start; h < f.end(); h += f.folio_pages()) {
+        if (!on_lru.insert(key(as.ino(), h)).second) r.add(at(as, h) + ": on the LRU lists twice");
+      }
+      if (!(f.flags & kPgLru)) r.add(at(as, f.start) + ": on an LRU list without PG_lru");
+      if (((f.flags & kPgActive) != 0) != active) {
+        r.add(at(as, f.start) + ": PG_active disagrees with the list it is on");
+      }
+      pages += f.nr_pages();
+    });
     (active ? lv.active : lv.inactive).for_each([&](const LruEntry& e) {
       const AddressSpace* as =
           e.ino < k.address_spaces().size() ? k.address_spaces()[e.ino].get() : nullptr;
@@ -97,6 +122,7 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
   uint64_t reclaimable = 0;  // unlocked page-cache pages of regular files
   for (const auto& as : k.address_spaces()) {
     if (!as) continue;
+    check_runs(*as, r);
     for (const pgoff_t h : check_folios(*as, r)) {
       const uint64_t in_file = std::min<uint64_t>(as->folio_nr_pages(h), as->nr_pages() - h);
       cached += in_file;
@@ -136,10 +162,8 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
     int64_t rss[NR_MM_COUNTERS] = {};
     for (const auto& vma : mm->vmas) {
       const AddressSpace* as = vma->vm_file ? vma->vm_file->mapping : nullptr;
-      vma->ptes.for_each_leaf([&](uint64_t first, const uint8_t* leaf, uint64_t count) {
-        for (uint64_t j = 0; j < count; ++j) {
-          const uint64_t v = first + j;
-          const uint8_t pte = leaf[j];
+      vma->ptes.for_each_set(0, vma->ptes.size(), [&](uint64_t first, uint64_t last, uint8_t pte) {
+        for (uint64_t v = first; v < last; ++v) {
           if (!(pte & kPtePresent)) continue;
           if (!as || (pte & kPteAnon)) {
             ++rss[MM_ANONPAGES];

@@ -121,8 +121,7 @@ vm_fault_t do_cow_fault(Kernel& k, VmFault& vmf) {
   vm_fault_t ret = __do_fault(k, vmf);
   if (ret & (VM_FAULT_ERROR | VM_FAULT_NOPAGE | VM_FAULT_RETRY)) return ret;
   touch_pages(k, *vma.vm_file->mapping, vmf.pgoff, 1);  // the copy reads the file page
-  uint8_t& pte = vma.ptes.mut(vmf.vpage);
-  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.ptes.set(vmf.vpage, kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   vma.pte_table.mut(vma.pmd_slot(vmf.vpage)) = 1;
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
@@ -142,10 +141,10 @@ vm_fault_t do_shared_fault(Kernel& k, VmFault& vmf) {
 // do_wp_page(): a write to a present, read-only PTE.
 vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
-  uint8_t& pte = vma.ptes.mut(vmf.vpage);
+  const uint8_t pte = vma.ptes[vmf.vpage];
   if (!vma.vm_file) {
     // The shared zero page: wp_page_copy() allocates the task's own page.
-    pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+    vma.ptes.set(vmf.vpage, kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
     k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
     k.charge(1);
     reclaim_if_needed(k);
@@ -154,13 +153,13 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *vma.vm_file->mapping;
   if (vma.vm_flags & VM_SHARED) {
     // wp_page_shared(): ->page_mkwrite, then the PTE becomes writable and dirty.
-    pte = static_cast<uint8_t>(pte | kPteYoung | kPteWrite | kPteDirty);
+    vma.ptes.set(vmf.vpage, static_cast<uint8_t>(pte | kPteYoung | kPteWrite | kPteDirty));
     as.set(as.head(vmf.pgoff), kPgDirty);
     return 0;
   }
   // wp_page_copy(): the file page is replaced by a private copy.
   touch_pages(k, as, vmf.pgoff, 1);
-  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.ptes.set(vmf.vpage, kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), -1);
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
@@ -172,13 +171,12 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
 vm_fault_t do_anonymous_page(Kernel& k, VmFault& vmf) {
   Vma& vma = *vmf.vma;
   if (vma.vm_flags & VM_SHARED) return VM_FAULT_SIGBUS;
-  uint8_t& pte = vma.ptes.mut(vmf.vpage);
   vma.pte_table.mut(vma.pmd_slot(vmf.vpage)) = 1;
   if (!(vmf.flags & FAULT_FLAG_WRITE)) {
-    pte = static_cast<uint8_t>(kPtePresent | kPteYoung);  // special zero-page PTE
+    vma.ptes.set(vmf.vpage, kPtePresent | kPteYoung);  // special zero-page PTE
     return 0;
   }
-  pte = static_cast<uint8_t>(kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
+  vma.ptes.set(vmf.vpage, kPtePresent | kPteYoung | kPteWrite | kPteDirty | kPteAnon);
   k.add_mm_counter(*vma.vm_mm, MM_ANONPAGES, 1);
   k.charge(1);
   reclaim_if_needed(k);
@@ -197,9 +195,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
     return false;  // thp_vma_suitable_order()
   }
   if (head + kHpagePmdNr > as.nr_pages() && !as.shmem()) return false;
-  for (uint64_t i = 0; i < kHpagePmdNr; ++i) {
-    vma.ptes.mut(vpage + i) = static_cast<uint8_t>(kPtePresent | kPteYoung);
-  }
+  vma.ptes.set_range(vpage, kHpagePmdNr, kPtePresent | kPteYoung);
   vma.pmd_mapped.mut(vma.pmd_slot(vpage)) = 1;
   as.set(head, kPgMapped);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
@@ -220,7 +216,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     uint8_t v = kPtePresent;
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
-    vma.ptes.mut(vpage) = v;
+    vma.ptes.set(vpage, v);
     if (vma.vm_file) vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
     vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
@@ -236,12 +232,20 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
     const pgoff_t first = std::max(head, vma->vm_pgoff);
     const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
     int64_t cleared = 0;
-    for (pgoff_t i = first; i < last; ++i) {
-      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
-      if ((pte & kPtePresent) && !(pte & kPteAnon)) {
-        if (pte & kPteDirty) as.set(head, kPgDirty);
-        vma->ptes.in_written(i - vma->vm_pgoff) = 0;
-        ++cleared;
+    if (first < last) {
+      bool dirty = false;
+      vma->ptes.for_each_set(first - vma->vm_pgoff, last - vma->vm_pgoff,
+                             [&](uint64_t s, uint64_t e, uint8_t pte) {
+                               if ((pte & kPtePresent) && !(pte & kPteAnon)) {
+                                 dirty |= (pte & kPteDirty) != 0;
+                                 cleared += static_cast<int64_t>(e - s);
+                               }
+                             });
+      if (cleared) {
+        if (dirty) as.set(head, kPgDirty);
+        vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [](uint8_t pte) {
+          return (pte & kPtePresent) && !(pte & kPteAnon) ? uint8_t{0} : pte;
+        });
       }
     }
     if (first < last && as.order(head) == kHpagePmdOrder) {
@@ -256,9 +260,9 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
   int64_t file_pages = 0, anon_pages = 0;
   AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
-  // Leaves of PTEs never written hold nothing mapped: next_written skips them.
-  for (uint64_t v = vma.ptes.next_written(first); v < first + nr && v < vma.nr_pages();
-       v = vma.ptes.next_written(v + 1)) {
+  // Pages with no PTE are skipped (next_set).
+  const uint64_t end = std::min(first + nr, vma.nr_pages());
+  for (uint64_t v = vma.ptes.next_set(first); v < end; v = vma.ptes.next_set(v + 1)) {
     const uint8_t pte = vma.ptes[v];
     if (!(pte & kPtePresent)) continue;
     if (pte & kPteAnon) {
@@ -269,7 +273,7 @@ void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
       if ((pte & kPteYoung) && vma.has_recency()) folio_mark_accessed(k, *as, head);
       ++file_pages;
     }
-    vma.ptes.in_written(v) = 0;
+    vma.ptes.set(v, 0);
   }
   const uint64_t last_slot = vma.pmd_slot(std::min(first + nr, vma.nr_pages()) - 1);
   for (uint64_t s = vma.pmd_mapped.next_written(vma.pmd_slot(first));
@@ -349,7 +353,8 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
     const uint8_t pte = vma.ptes[vpage];
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
-      vma.ptes.in_written(vpage) = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
+      const auto now = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
+      if (now != pte) vma.ptes.set(vpage, now);
       if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
       // The access touches the file page, unless the PTE maps a private copy.
       if (vma.vm_file && !(pte & kPteAnon)) {

@@ -6,8 +6,9 @@
 namespace faultline::mm {
 
 Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const BackingDev& bdi,
-               const CpuCosts& cpu)
+               const CpuCosts& cpu, ModelEngine engine)
     : profile_(profile),
+      engine_(engine),
       fault_around_pages_(profile.fault_around_pages()),
       capacity_pages_(capacity_pages),
       bdi_(bdi),
@@ -18,7 +19,7 @@ Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const Back
 AddressSpace* Kernel::new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order) {
   const auto ino = static_cast<uint32_t>(spaces_.size());
   FAULTLINE_CHECK(ino < kMaxInodes);
-  spaces_.push_back(std::make_unique<AddressSpace>(ino, size_bytes, shmem, max_order));
+  spaces_.push_back(std::make_unique<AddressSpace>(ino, size_bytes, shmem, max_order, engine_));
   return spaces_.back().get();
 }
 
@@ -45,7 +46,7 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   vma->vm_flags = flags;
   vma->vm_file = file;
   vma->shmem_ops = file && file->mapping->shmem();
-  vma->ptes = util::SparseArray<uint8_t, kPmdShift - kPageShift>(nr_pages);
+  vma->ptes = PteTable(nr_pages, engine_);
   const uint64_t slots = vma->pmd_slot(nr_pages - 1) + 1;
   vma->pte_table = util::SparseArray<uint8_t>(slots);
   vma->pmd_mapped = util::SparseArray<uint8_t>(slots);

@@ -15,6 +15,7 @@
 
 #include "mm/costs.h"
 #include "mm/pagecache.h"
+#include "mm/pgtable.h"
 #include "mm/profile.h"
 #include "mm/trace.h"
 #include "mm/types.h"
@@ -49,15 +50,6 @@ struct File {
   uint32_t f_mode = 0;
 };
 
-// Per-PTE bits of a VMA page.
-enum PteBits : uint8_t {
-  kPtePresent = 1u << 0,
-  kPteYoung = 1u << 1,  // Accessed bit
-  kPteWrite = 1u << 2,  // writable
-  kPteDirty = 1u << 3,
-  kPteAnon = 1u << 4,  // maps a private (COW) copy, not the file page
-};
-
 struct Mm;
 
 // struct vm_area_struct: a file mapping (file != nullptr) or anonymous memory.
@@ -69,9 +61,8 @@ struct Vma {
   vm_flags_t vm_flags = VM_READ;
   File* vm_file = nullptr;
   bool shmem_ops = false;  // vm_ops are shmem_vm_ops (tmpfs, MAP_SHARED|MAP_ANONYMOUS)
-  // PteBits per page of the VMA; a leaf of it is allocated with the first
-  // PTE set in its 2 MiB, as a PTE table is.
-  util::SparseArray<uint8_t, kPmdShift - kPageShift> ptes;
+  // PteBits per page of the VMA.
+  PteTable ptes;
   // Per 2 MiB span (pmd_slot): 1 if its PTE table exists; 1 if one PMD maps it.
   util::SparseArray<uint8_t> pte_table;
   util::SparseArray<uint8_t> pmd_mapped;
@@ -219,10 +210,13 @@ class LruList {
   uint32_t next_seq_;
 };
 
-// The two file LRU lists of the one lruvec (classic LRU, CONFIG_LRU_GEN off).
+// The two file LRU lists of the one lruvec (classic LRU, CONFIG_LRU_GEN off):
+// entries per folio (model.engine=pages) or runs of folios (runs).
 struct Lruvec {
-  LruList inactive{1};           // odd sequence numbers
-  LruList active{2};             // even
+  LruList inactive{1};  // odd sequence numbers
+  LruList active{2};    // even
+  RunList inactive_runs;
+  RunList active_runs;
   uint64_t nr_inactive = 0;      // pages
   uint64_t nr_active = 0;        // pages
   uint32_t nonresident_age = 0;  // workingset clock (lruvec->nonresident_age)
@@ -247,7 +241,11 @@ struct BackingDev {
 class Kernel {
  public:
   Kernel(const KernelProfile& profile, uint64_t capacity_pages, const BackingDev& bdi,
-         const CpuCosts& cpu);
+         const CpuCosts& cpu, ModelEngine engine = ModelEngine::kPages);
+
+  // How the page cache, the LRU and the page tables are held.
+  ModelEngine engine() const { return engine_; }
+  bool runs() const { return engine_ == ModelEngine::kRuns; }
 
   const KernelProfile& profile() const { return profile_; }
   VmStat& vmstat() { return vmstat_; }
@@ -334,6 +332,7 @@ class Kernel {
 
  private:
   KernelProfile profile_;
+  ModelEngine engine_;
   uint32_t fault_around_pages_;
   uint64_t capacity_pages_;
   BackingDev bdi_;

@@ -4,25 +4,93 @@
 
 namespace faultline::mm {
 
-AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order)
+AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order,
+                           ModelEngine engine)
     : ino_(ino),
       size_(size_bytes),
       shmem_(shmem),
       max_order_(max_order),
       nr_pages_((size_bytes + kPageSize - 1) >> kPageShift),
-      slots_(nr_pages_) {
+      slots_(engine == ModelEngine::kPages ? nr_pages_ : 0) {
   FAULTLINE_CHECK(size_bytes <= kMaxFileBytes);
+  if (engine == ModelEngine::kRuns) runs_ = std::make_unique<FolioRuns>(this, nr_pages_, shmem);
 }
 
-// Windows of at most a few thousand pages: slots never written read as zeros.
+bool AddressSpace::has_shadow(pgoff_t i) const {
+  if (runs_) {
+    uint32_t age;
+    bool ws;
+    return runs_->shadow_at(i, &age, &ws);
+  }
+  return slots_[i].flags & kPgShadow;
+}
+
+bool AddressSpace::any_shadow() const {
+  if (runs_) return runs_->nr_shadow_runs() > 0;
+  bool any = false;
+  slots_.for_each_leaf([&](pgoff_t, const Slot* leaf, uint64_t n) {
+    for (uint64_t j = 0; j < n; ++j) any |= (leaf[j].flags & kPgShadow) != 0;
+  });
+  return any;
+}
+
+uint32_t AddressSpace::shadow_age(pgoff_t i) const {
+  if (runs_) {
+    uint32_t age = 0;
+    bool ws;
+    runs_->shadow_at(i, &age, &ws);
+    return age;
+  }
+  return slots_[i].shadow;
+}
+
+void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
+  FolioRun* r = runs_->find(head);
+  FAULTLINE_DCHECK(r && r->head_of(head) == head);
+  const uint16_t flags =
+      on ? static_cast<uint16_t>(r->flags | bit) : static_cast<uint16_t>(r->flags & ~bit);
+  if (flags == r->flags) return;
+  r = runs_->isolate(head);
+  r->flags = flags;
+  runs_->merge(r);
+}
+
+bool AddressSpace::touch_runs(pgoff_t i) {
+  const FolioRun* r = runs_->find(i);
+  if (r && (r->flags & kPgRaUnused)) clear(r->head_of(i), kPgRaUnused);
+  util::RunMap<uint8_t>& t = runs_->touched();
+  if (t.get(i)) return false;
+  t.set(i, 1);
+  return true;
+}
+
+// Windows of at most a few thousand pages: slots never written read as
+// zeros, and whole leaves never written are skipped.
 pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {
-  for (pgoff_t i = index; i <= end && i < nr_pages_; ++i) {
-    if (slots_[i].flags & kPgPresent) return i;
+  if (end >= nr_pages_) end = nr_pages_ - 1;
+  if (nr_pages_ == 0 || index > end) return kNoIndex;
+  if (runs_) {
+    const FolioRun* r = const_cast<FolioRuns*>(runs_.get())->next_run(index);
+    if (!r) return kNoIndex;
+    const pgoff_t i = std::max(r->start, index);
+    return i <= end ? i : kNoIndex;
+  }
+  for (pgoff_t i = index; i <= end;) {
+    const pgoff_t w = slots_.next_written(i);
+    if (w != i) {
+      i = w;
+      continue;
+    }
+    const pgoff_t leaf_end = std::min<pgoff_t>(slots_.next_leaf(i), end + 1);
+    for (; i < leaf_end; ++i) {
+      if (slots_[i].flags & kPgPresent) return i;
+    }
   }
   return kNoIndex;
 }
 
 bool AddressSpace::any_present(pgoff_t index, uint64_t nr) const {
+  if (runs_) return nr && next_present(index, index + nr - 1) != kNoIndex;
   for (pgoff_t i = index; i < index + nr && i < nr_pages_; ++i) {
     if (slots_[i].flags & kPgPresent) return true;
   }
@@ -34,6 +102,16 @@ bool AddressSpace::install(pgoff_t index, unsigned order, uint32_t* shadow_age, 
   FAULTLINE_DCHECK(index % nr == 0);
   FAULTLINE_DCHECK(index + nr <= round_up(nr_pages_, nr));
   FAULTLINE_DCHECK(order <= kPmdShift - kPageShift);  // within one leaf of slots_
+  // A large folio may extend past EOF (its tail slots are beyond nr_pages_);
+  // only the in-file part is tracked, and counted.
+  nr_cached_ += in_file(index, nr);
+  if (runs_) {
+    FAULTLINE_DCHECK(!any_present(index, nr));
+    const bool found =
+        runs_->take_shadows(index, std::min(index + nr, nr_pages_), shadow_age, shadow_ws);
+    runs_->insert(index, 1, order, kPgPresent);
+    return found;
+  }
   bool found = false;
   (void)slots_.mut(index);  // the folio's leaf, written from here on
   for (pgoff_t i = index; i < index + nr && i < nr_pages_; ++i) {
@@ -47,24 +125,42 @@ bool AddressSpace::install(pgoff_t index, unsigned order, uint32_t* shadow_age, 
     s.flags = kPgPresent;
     s.order = static_cast<uint8_t>(order);
   }
-  // A large folio may extend past EOF (its tail slots are beyond nr_pages_);
-  // only the in-file part is tracked, and counted.
-  nr_cached_ += std::min<uint64_t>(nr, nr_pages_ - index);
   return found;
 }
 
 void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workingset) {
-  const uint64_t nr = uint64_t{1} << slots_[head].order;
+  const uint64_t nr = folio_nr_pages(head);
+  nr_cached_ -= in_file(head, nr);
+  if (runs_) {
+    FolioRun* r = runs_->isolate(head);
+    const unsigned order = r->order;
+    runs_->erase(r);
+    if (shadow) runs_->add_shadows(head, std::min(head + nr, nr_pages_), order, age, workingset);
+    return;
+  }
   const uint16_t sh =
       shadow ? static_cast<uint16_t>(kPgShadow | (workingset ? kPgShadowWs : 0)) : uint16_t{0};
   for (pgoff_t i = head; i < head + nr && i < nr_pages_; ++i) {
     Slot& s = slots_.in_written(i);
     s = Slot{sh, 0, s.touched, age, 0};
   }
-  nr_cached_ -= std::min<uint64_t>(nr, nr_pages_ - head);
 }
 
 void AddressSpace::reset_touches() {
+  if (runs_) {
+    runs_->touched().clear();
+    // Clearing a flag merges runs: collect the heads first.
+    std::vector<pgoff_t> marked;
+    runs_->for_each([&](const FolioRun& r) {
+      if (r.flags & kPgRaUnused) marked.push_back(r.start);
+    });
+    for (const pgoff_t s : marked) {
+      FolioRun* r = runs_->find(s);
+      r->flags = static_cast<uint16_t>(r->flags & ~kPgRaUnused);
+      runs_->merge(r);
+    }
+    return;
+  }
   slots_.for_each_leaf([](pgoff_t, Slot* leaf, uint64_t n) {
     for (uint64_t j = 0; j < n; ++j) {
       leaf[j].touched = 0;
@@ -74,19 +170,15 @@ void AddressSpace::reset_touches() {
 }
 
 uint64_t AddressSpace::nr_ra_unused_pages() const {
-  // Folios are walked head to head; none spans two leaves.
   uint64_t n = 0;
-  slots_.for_each_leaf([&](pgoff_t first, const Slot* leaf, uint64_t count) {
-    for (uint64_t j = 0; j < count;) {
-      const Slot& s = leaf[j];
-      if (!(s.flags & kPgPresent)) {
-        ++j;
-        continue;
-      }
-      const uint64_t nr = uint64_t{1} << s.order;
-      if (s.flags & kPgRaUnused) n += std::min<uint64_t>(nr, nr_pages_ - (first + j));
-      j += nr;
-    }
+  if (runs_) {
+    runs_->for_each([&](const FolioRun& r) {
+      if (r.flags & kPgRaUnused) n += in_file(r.start, r.nr_pages());
+    });
+    return n;
+  }
+  for_each_folio([&](pgoff_t head, unsigned order, uint16_t flags) {
+    if (flags & kPgRaUnused) n += in_file(head, uint64_t{1} << order);
   });
   return n;
 }

@@ -1,18 +1,29 @@
 // pagecache.h — the page cache of one inode (struct address_space).
 //
-// A per-page array stands in for the xarray: for each index it records
-// whether a folio covers it, the order of that folio, and, where no folio is,
-// a workingset shadow entry. Folio flags live on the head page. Page-cache
+// Two representations of the xarray, chosen by model.engine:
+//
+// pages (the reference): a per-page array records for each index whether a
+// folio covers it, the order of that folio, and, where no folio is, a
+// workingset shadow entry. Folio flags live on the head page. Page-cache
 // folios are naturally aligned, so the head of any index is
 // round_down(index, 1 << order). The array is sparse (util/sparse_array.h):
 // 12 bytes per page only in the 512-page leaves that were ever written (a
 // folio of at most PMD order never spans two), 1/64 byte per page of the
 // file for the rest; window scans are a tight loop inside a leaf.
+//
+// runs: runs of folios in the same state (pagecache_runs.h), shadow
+// entries and touched pages as runs too; nothing is sized by the file.
+//
+// The calls below mean the same on both; where the runs say more (a run's
+// extent), the code that moves many folios at once asks runs().
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "mm/page_flags.h"
+#include "mm/pagecache_runs.h"
 #include "mm/types.h"
 #include "util/check.h"
 #include "util/sparse_array.h"
@@ -21,33 +32,12 @@ namespace faultline::mm {
 
 struct Vma;
 
-// Per-page bits.
-enum PageBits : uint16_t {
-  kPgPresent = 1u << 0,   // a folio covers this index
-  kPgShadow = 1u << 1,    // a workingset shadow entry sits here
-  kPgShadowWs = 1u << 2,  // the shadow's workingset bit
-  // Folio flags, valid on the head page only.
-  kPgUptodate = 1u << 3,    // PG_uptodate
-  kPgReadahead = 1u << 4,   // PG_readahead: the async readahead marker
-  kPgWorkingset = 1u << 5,  // PG_workingset
-  kPgActive = 1u << 6,      // PG_active: on the active list
-  kPgReferenced = 1u << 7,  // PG_referenced
-  kPgDirty = 1u << 8,       // PG_dirty
-  kPgSwapBacked = 1u << 9,  // PG_swapbacked: shmem/tmpfs
-  kPgLru = 1u << 10,        // PG_lru: on an LRU list
-  kPgLocked = 1u << 12,     // PG_locked: a readahead batch not yet submitted
-  kPgRefHeld = 1u << 13,    // a fault or read(2) holds a reference: reclaim cannot free it
-  kPgMapped = 1u << 11,     // some PTE may map the folio (folio_mapped(); cleared on unmap)
-  // Model only: read by readahead, read-around or WILLNEED and not touched by
-  // the workload since (model.ra_wasted_evicted, model.ra_wasted_unused).
-  kPgRaUnused = 1u << 14,
-};
-
 class AddressSpace {
  public:
   // size_bytes: i_size. shmem: tmpfs (swap-backed, no readahead, no shadows).
   // max_order: mapping_max_folio_order (0 when the file system has no large folios).
-  AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order);
+  AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order,
+               ModelEngine engine = ModelEngine::kPages);
 
   uint32_t ino() const { return ino_; }
   uint64_t i_size() const { return size_; }
@@ -57,31 +47,59 @@ class AddressSpace {
   // ceil(i_size / PAGE_SIZE): indices at or past this are beyond EOF.
   pgoff_t nr_pages() const { return nr_pages_; }
 
-  bool present(pgoff_t i) const { return slots_[i].flags & kPgPresent; }
-  bool has_shadow(pgoff_t i) const { return slots_[i].flags & kPgShadow; }
-  unsigned order(pgoff_t i) const { return slots_[i].order; }
-  pgoff_t head(pgoff_t i) const { return round_down(i, uint64_t{1} << slots_[i].order); }
-  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << slots_[head].order; }
-  uint16_t folio_flags(pgoff_t head) const { return slots_[head].flags; }
-  bool test(pgoff_t head, uint16_t bit) const { return slots_[head].flags & bit; }
+  // The runs (model.engine=runs), or nullptr.
+  FolioRuns* runs() { return runs_.get(); }
+  const FolioRuns* runs() const { return runs_.get(); }
+
+  bool present(pgoff_t i) const {
+    if (runs_) return runs_->find(i) != nullptr;
+    return slots_[i].flags & kPgPresent;
+  }
+  bool has_shadow(pgoff_t i) const;
+  unsigned order(pgoff_t i) const {
+    if (runs_) {
+      const FolioRun* r = runs_->find(i);
+      return r ? r->order : 0;
+    }
+    return slots_[i].order;
+  }
+  pgoff_t head(pgoff_t i) const {
+    if (runs_) {
+      const FolioRun* r = runs_->find(i);
+      return r ? r->head_of(i) : i;
+    }
+    return round_down(i, uint64_t{1} << slots_[i].order);
+  }
+  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order(head); }
+  uint16_t folio_flags(pgoff_t head) const {
+    if (runs_) {
+      const FolioRun* r = runs_->find(head);
+      return r ? r->flags : 0;
+    }
+    return slots_[head].flags;
+  }
+  bool test(pgoff_t head, uint16_t bit) const { return folio_flags(head) & bit; }
   // Flags of a resident folio (its leaf of slots_ was written by install()).
   void set(pgoff_t head, uint16_t bit) {
+    if (runs_) return set_runs(head, bit, true);
     Slot& s = slots_.in_written(head);
     s.flags = static_cast<uint16_t>(s.flags | bit);
   }
   void clear(pgoff_t head, uint16_t bit) {
+    if (runs_) return set_runs(head, bit, false);
     Slot& s = slots_.in_written(head);
     s.flags = static_cast<uint16_t>(s.flags & ~bit);
   }
   bool test_and_clear(pgoff_t head, uint16_t bit) {
     const bool was = test(head, bit);
-    clear(head, bit);
+    if (was) clear(head, bit);
     return was;
   }
   // The workload touched page i (a load or store through a mapping, a
   // read(2) or write(2) copy): clears the folio's kPgRaUnused. Returns true
   // the first time page i is touched since reset_touches().
   bool touch(pgoff_t i) {
+    if (runs_) return touch_runs(i);
     Slot& s = slots_.mut(i);
     if (s.flags & kPgPresent) [[likely]] {
       Slot& h = slots_.in_written(round_down(i, uint64_t{1} << s.order));
@@ -95,17 +113,20 @@ class AddressSpace {
   void reset_touches();
   // Pages (inside EOF) of cached folios that carry kPgRaUnused.
   uint64_t nr_ra_unused_pages() const;
-  uint32_t shadow_age(pgoff_t i) const { return slots_[i].shadow; }
+  uint32_t shadow_age(pgoff_t i) const;
+  // Any shadow entry anywhere (the invariants).
+  bool any_shadow() const;
+  // The per-page LRU's sequence number of a folio (model.engine=pages).
   uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
   void set_lru_seq(pgoff_t head, uint32_t seq) { slots_.in_written(head).lru_seq = seq; }
 
-  // First index in [index, end] covered by an uptodate folio, or kNoIndex.
+  // First index in [index, end] covered by a folio, or kNoIndex.
   pgoff_t next_present(pgoff_t index, pgoff_t end) const;
   // True if any index in [index, index + nr) is covered by a folio.
   bool any_present(pgoff_t index, uint64_t nr) const;
-  // i, or past pages that never held a folio, a shadow or a touch (for
-  // walks over the whole file); nr_pages() at the end.
-  pgoff_t skip_unused(pgoff_t i) const { return slots_.next_written(i); }
+  // Calls f(head, order, flags) for every resident folio, in index order.
+  template <typename F>
+  void for_each_folio(F&& f) const;
 
   // Installs a folio of `order` at `index` (aligned, all slots free of folios).
   // Returns true and the shadow found (first one in the range) if any.
@@ -114,13 +135,25 @@ class AddressSpace {
   void remove(pgoff_t head, bool shadow, uint32_t age, bool workingset);
 
   uint64_t nr_cached_pages() const { return nr_cached_; }
-  // Bytes of the per-page array (model memory).
-  uint64_t index_bytes() const { return slots_.bytes(); }
+  // Bytes of the per-page array or of the runs (model memory).
+  uint64_t index_bytes() const { return runs_ ? runs_->bytes() : slots_.bytes(); }
   // VMAs mapping this file (i_mmap); eviction unmaps through them.
   std::vector<Vma*>& i_mmap() { return i_mmap_; }
   const std::vector<Vma*>& i_mmap() const { return i_mmap_; }
 
+  // Pages of [head, head + nr) inside EOF.
+  uint64_t in_file(pgoff_t head, uint64_t nr) const {
+    return head >= nr_pages_ ? 0 : std::min<uint64_t>(nr, nr_pages_ - head);
+  }
+  // The cached count moves by n pages (the runs' bulk paths).
+  void add_cached(int64_t n) {
+    nr_cached_ = static_cast<uint64_t>(static_cast<int64_t>(nr_cached_) + n);
+  }
+
  private:
+  void set_runs(pgoff_t head, uint16_t bit, bool on);
+  bool touch_runs(pgoff_t i);
+
   uint32_t ino_;
   uint64_t size_;
   bool shmem_;
@@ -138,7 +171,30 @@ class AddressSpace {
     uint32_t lru_seq = 0;  // LRU entry sequence of the folio (head only)
   };
   util::SparseArray<Slot, kPmdShift - kPageShift> slots_;
+  std::unique_ptr<FolioRuns> runs_;
   std::vector<Vma*> i_mmap_;
 };
+
+template <typename F>
+void AddressSpace::for_each_folio(F&& f) const {
+  if (runs_) {
+    runs_->for_each([&](const FolioRun& r) {
+      for (pgoff_t h = r.start; h < r.end(); h += r.folio_pages()) f(h, unsigned{r.order}, r.flags);
+    });
+    return;
+  }
+  // Folios are walked head to head; none spans two leaves.
+  slots_.for_each_leaf([&](pgoff_t first, const Slot* leaf, uint64_t count) {
+    for (uint64_t j = 0; j < count;) {
+      const Slot& s = leaf[j];
+      if (!(s.flags & kPgPresent)) {
+        ++j;
+        continue;
+      }
+      f(first + j, unsigned{s.order}, s.flags);
+      j += uint64_t{1} << s.order;
+    }
+  });
+}
 
 }  // namespace faultline::mm

@@ -7,9 +7,19 @@
 
 #include <cstdint>
 
+#include "util/enum_names.h"
+
 namespace faultline::mm {
 
 using pgoff_t = uint64_t;
+
+// How the model holds the page cache, the LRU lists and the page tables
+// (model.engine): pages, an entry per page and per folio, the reference;
+// runs, an entry per run of folios (or PTEs) in the same state, so that a
+// run's folios are read, aged, rotated and evicted at once. Both give the
+// same counters and the same tracepoints.
+#define FAULTLINE_MODEL_ENGINES(X) X(kPages, "pages") X(kRuns, "runs")
+FAULTLINE_NAMED_ENUM(ModelEngine, FAULTLINE_MODEL_ENGINES)
 
 inline constexpr unsigned kPageShift = 12;
 inline constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;

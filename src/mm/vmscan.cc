@@ -7,9 +7,21 @@
 namespace faultline::mm {
 namespace {
 
+// The runs engine's list of a folio run.
+RunList& run_list(Lruvec& lv, bool active) { return active ? lv.active_runs : lv.inactive_runs; }
+
 void lru_push_head(Kernel& k, AddressSpace& as, pgoff_t head, bool active) {
   Lruvec& lv = k.lruvec();
   const uint64_t nr = as.folio_nr_pages(head);
+  if (FolioRuns* runs = as.runs()) {
+    FolioRun* r = runs->isolate(head);
+    FAULTLINE_DCHECK(!(r->flags & kPgLru));
+    r->flags = static_cast<uint16_t>((r->flags & ~kPgActive) | kPgLru | (active ? kPgActive : 0));
+    run_list(lv, active).push_newest(r);
+    (active ? lv.nr_active : lv.nr_inactive) += nr;
+    runs->merge(r);
+    return;
+  }
   LruList& list = active ? lv.active : lv.inactive;
   as.set_lru_seq(head, list.push_front(as.ino(), head, as.order(head)));
   if (active) {
@@ -25,6 +37,14 @@ void lru_push_head(Kernel& k, AddressSpace& as, pgoff_t head, bool active) {
 void lru_del(Kernel& k, AddressSpace& as, pgoff_t head) {
   Lruvec& lv = k.lruvec();
   const uint64_t nr = as.folio_nr_pages(head);
+  if (FolioRuns* runs = as.runs()) {
+    FolioRun* r = runs->isolate(head);
+    FAULTLINE_DCHECK(r->flags & kPgLru);
+    (r->flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= nr;
+    RunList::unlink(r);
+    r->flags = static_cast<uint16_t>(r->flags & ~kPgLru);
+    return;
+  }
   if (as.test(head, kPgActive)) {
     lv.nr_active -= nr;
   } else {
@@ -35,7 +55,18 @@ void lru_del(Kernel& k, AddressSpace& as, pgoff_t head) {
 }
 
 // Pops the tail of a list, skipping stale entries. Returns false if empty.
-bool lru_pop_tail(Kernel& k, LruList& list, AddressSpace** as, pgoff_t* head) {
+// (The runs engine's tail folio stays linked until lru_del, which every
+// caller calls next.)
+bool lru_pop_tail(Kernel& k, bool active, AddressSpace** as, pgoff_t* head) {
+  Lruvec& lv = k.lruvec();
+  if (k.runs()) {
+    FolioRun* r = run_list(lv, active).oldest();
+    if (!r) return false;
+    *as = r->as;
+    *head = r->start;
+    return true;
+  }
+  LruList& list = active ? lv.active : lv.inactive;
   LruEntry e;
   while (list.pop_back(&e)) {
     AddressSpace* s = k.address_space(e.ino);
@@ -58,12 +89,12 @@ int folio_referenced(AddressSpace& as, pgoff_t head, bool* exec) {
     const pgoff_t first = std::max(head, vma->vm_pgoff);
     const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
     bool young = false;
-    for (pgoff_t i = first; i < last; ++i) {
-      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
-      if ((pte & (kPtePresent | kPteYoung | kPteAnon)) == (kPtePresent | kPteYoung)) {
+    if (first < last) {
+      vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [&](uint8_t pte) {
+        if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) return pte;
         young = true;
-        vma->ptes.in_written(i - vma->vm_pgoff) = static_cast<uint8_t>(pte & ~kPteYoung);
-      }
+        return static_cast<uint8_t>(pte & ~kPteYoung);
+      });
     }
     if (young) {
       ++referenced;
@@ -92,7 +123,7 @@ void shrink_active_list(Kernel& k, uint64_t nr_to_scan) {
   uint64_t scanned = 0;
   AddressSpace* as;
   pgoff_t head;
-  while (scanned < nr_to_scan && lru_pop_tail(k, lv.active, &as, &head)) {
+  while (scanned < nr_to_scan && lru_pop_tail(k, /*active=*/true, &as, &head)) {
     const uint64_t nr = as->folio_nr_pages(head);
     scanned += nr;
     bool exec = false;
@@ -121,7 +152,7 @@ uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   Lruvec& lv = k.lruvec();
   AddressSpace* as;
   pgoff_t head;
-  if (!lru_pop_tail(k, lv.inactive, &as, &head)) return 0;
+  if (!lru_pop_tail(k, /*active=*/false, &as, &head)) return 0;
   const uint64_t nr = as->folio_nr_pages(head);
   *scanned = nr;
   k.vmstat().inc(VmEvent::pgscan_file, nr);
@@ -228,11 +259,16 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
 bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   for (const Vma* vma : as.i_mmap()) {
     const uint64_t nr = as.folio_nr_pages(head);
-    for (pgoff_t i = std::max(head, vma->vm_pgoff);
-         i < std::min(head + nr, vma->vm_pgoff + vma->nr_pages()); ++i) {
-      const uint8_t pte = vma->ptes[i - vma->vm_pgoff];
-      if ((pte & kPtePresent) && !(pte & kPteAnon)) return false;  // mapped: skipped
+    const pgoff_t first = std::max(head, vma->vm_pgoff);
+    const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
+    bool mapped = false;
+    if (first < last) {
+      vma->ptes.for_each_set(first - vma->vm_pgoff, last - vma->vm_pgoff,
+                             [&](uint64_t, uint64_t, uint8_t pte) {
+                               mapped |= (pte & kPtePresent) && !(pte & kPteAnon);
+                             });
     }
+    if (mapped) return false;  // mapped: skipped
   }
   evict_folio(k, as, head, /*shadow=*/false);
   return true;

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "util/enum_names.h"
 #include "util/process.h"
 #include "util/random.h"
+#include "util/run_map.h"
 #include "util/sparse_array.h"
 #include "util/spread.h"
 #include "util/status.h"
@@ -53,6 +56,53 @@ TEST(SparseArray, ReadsAsADenseArray) {
     for (uint64_t j = 0; j < size; ++j) ASSERT_EQ(sparse[j], dense[j]);
     EXPECT_EQ(leaves, sparse.nr_leaves());
     EXPECT_LE(seen, size);
+  }
+}
+
+// The run map reads as a dense array under any sequence of assignments and
+// transforms, and holds exactly one run per maximal stretch of one value.
+TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
+  for (const uint64_t size : {uint64_t{1}, uint64_t{17}, uint64_t{300}}) {
+    util::RunMap<uint8_t> runs;
+    std::vector<uint8_t> dense(size);
+    Rng rng(size, 2);
+    for (int op = 0; op < 3000; ++op) {
+      const uint64_t a = rng.below(size), b = a + rng.below(size - a + 1);
+      const auto v = static_cast<uint8_t>(rng.below(4));
+      switch (rng.below(3)) {
+        case 0:
+          runs.assign(a, b, v);
+          for (uint64_t i = a; i < b; ++i) dense[i] = v;
+          break;
+        case 1:
+          runs.set(a, v);
+          dense[a] = v;
+          break;
+        default: {
+          auto f = [](uint8_t x) { return static_cast<uint8_t>((x + 1) % 4); };
+          runs.transform(a, b, f);
+          for (uint64_t i = a; i < b; ++i) dense[i] = dense[i] ? f(dense[i]) : 0;
+        }
+      }
+      const uint64_t i = rng.below(size);
+      ASSERT_EQ(runs.get(i), dense[i]) << "size " << size << " op " << op;
+      uint64_t next = i;
+      while (next < size && !dense[next]) ++next;
+      ASSERT_EQ(std::min(runs.next_set(i), size), next);
+    }
+    uint64_t expected_runs = 0;
+    for (uint64_t i = 0; i < size; ++i) {
+      ASSERT_EQ(runs.get(i), dense[i]);
+      if (dense[i] && (i == 0 || dense[i - 1] != dense[i])) ++expected_runs;
+    }
+    EXPECT_EQ(runs.nr_runs(), expected_runs);
+    uint64_t covered = 0;
+    runs.for_each(0, size, [&](uint64_t s, uint64_t e, uint8_t v) {
+      for (uint64_t j = s; j < e; ++j) EXPECT_EQ(dense[j], v);
+      covered += e - s;
+    });
+    EXPECT_EQ(covered, static_cast<uint64_t>(std::count_if(dense.begin(), dense.end(),
+                                                           [](uint8_t x) { return x != 0; })));
   }
 }
 

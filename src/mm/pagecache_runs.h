@@ -1,0 +1,194 @@
+// pagecache_runs.h — the page cache of one inode as runs of folios
+// (model.engine=runs).
+//
+// A run is a maximal-enough range of folios of one order at consecutive
+// indices whose head-page flags are equal and which, when on an LRU list,
+// sit there one after another, the lowest index the oldest: exactly how a
+// readahead window enters the inactive list. Anything the kernel does to
+// one folio of a run (a flag set, a move on the LRU, an eviction) first
+// splits the run around that folio, and runs are merged again where the
+// result holds the same folios in the same order with the same state. The
+// folios a run stands for therefore behave exactly as the per-page
+// representation's would; a run only lets the code that knows it do the
+// same thing to all of them at once.
+//
+// Beside the folios: workingset shadow entries as runs whose ages step by
+// the folio size (consecutive evictions leave consecutive ages), and the
+// pages the workload ever touched, as runs.
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+
+#include "mm/page_flags.h"
+#include "mm/types.h"
+#include "util/check.h"
+#include "util/run_map.h"
+
+namespace faultline::mm {
+
+class AddressSpace;
+
+// nr folios of 2^order pages from `start`, with the same flags (PageBits of
+// each head page); older/newer link it on an LRU list (PG_lru in flags).
+struct FolioRun {
+  pgoff_t start = 0;
+  uint32_t nr = 0;
+  uint8_t order = 0;
+  uint16_t flags = 0;
+  AddressSpace* as = nullptr;
+  FolioRun* older = nullptr;
+  FolioRun* newer = nullptr;
+
+  uint64_t folio_pages() const { return uint64_t{1} << order; }
+  uint64_t nr_pages() const { return uint64_t{nr} << order; }
+  pgoff_t end() const { return start + nr_pages(); }
+  // The head of the folio holding index i (start <= i < end()).
+  pgoff_t head_of(pgoff_t i) const { return start + ((i - start) >> order << order); }
+};
+
+// One LRU list of runs, circular through a sentinel so that a run can be
+// linked and unlinked without knowing which list it is on. sentinel.newer
+// is the oldest run (the tail), sentinel.older the newest (the head).
+class RunList {
+ public:
+  RunList() { s_.older = s_.newer = &s_; }
+  RunList(const RunList&) = delete;
+  RunList& operator=(const RunList&) = delete;
+
+  bool empty() const { return s_.newer == &s_; }
+  FolioRun* oldest() { return empty() ? nullptr : s_.newer; }
+  FolioRun* newest() { return empty() ? nullptr : s_.older; }
+  // The run after r towards the head, or nullptr.
+  FolioRun* newer_than(FolioRun* r) { return r->newer == &s_ ? nullptr : r->newer; }
+  const FolioRun* sentinel() const { return &s_; }
+
+  void push_newest(FolioRun* r) { link_after(s_.older, r); }
+  // Links r directly newer than pos.
+  static void link_after(FolioRun* pos, FolioRun* r) {
+    r->older = pos;
+    r->newer = pos->newer;
+    pos->newer->older = r;
+    pos->newer = r;
+  }
+  static void unlink(FolioRun* r) {
+    r->older->newer = r->newer;
+    r->newer->older = r->older;
+    r->older = r->newer = nullptr;
+  }
+  // Calls f(run) from the head to the tail.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const FolioRun* r = s_.older; r != &s_; r = r->older) f(*r);
+  }
+
+ private:
+  FolioRun s_;
+};
+
+class FolioRuns {
+ public:
+  FolioRuns(AddressSpace* owner, pgoff_t nr_pages, bool shmem)
+      : owner_(owner), nr_pages_(nr_pages), shmem_(shmem) {}
+  FolioRuns(const FolioRuns&) = delete;
+  FolioRuns& operator=(const FolioRuns&) = delete;
+
+  // The run holding index i, or nullptr.
+  FolioRun* find(pgoff_t i) {
+    auto it = runs_.upper_bound(i);
+    if (it == runs_.begin()) return nullptr;
+    --it;
+    return i < it->second.end() ? &it->second : nullptr;
+  }
+  const FolioRun* find(pgoff_t i) const { return const_cast<FolioRuns*>(this)->find(i); }
+  // The first run ending after i (holding i or wholly after it), or nullptr.
+  FolioRun* next_run(pgoff_t i) {
+    auto it = runs_.upper_bound(i);
+    if (it != runs_.begin()) {
+      auto prev = std::prev(it);
+      if (i < prev->second.end()) return &prev->second;
+    }
+    return it == runs_.end() ? nullptr : &it->second;
+  }
+  FolioRun* next_run_after(const FolioRun* r) {
+    auto it = runs_.upper_bound(r->start);
+    return it == runs_.end() ? nullptr : &it->second;
+  }
+  FolioRun* prev_run_before(const FolioRun* r) {
+    auto it = runs_.find(r->start);
+    return it == runs_.begin() ? nullptr : &std::prev(it)->second;
+  }
+
+  // Splits r so that the folio boundary `at` (inside r) starts a run of its
+  // own; returns that run. On an LRU list the new run is linked newer than r.
+  FolioRun* split(FolioRun* r, pgoff_t at);
+  // The folio at head alone in its run.
+  FolioRun* isolate(pgoff_t head);
+  // Merges r with the runs beside it in file order where that keeps every
+  // folio's state and LRU position; returns the run now holding r's folios.
+  FolioRun* merge(FolioRun* r);
+  // A new run (not on any list).
+  FolioRun* insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
+  // Removes r, which is on no list.
+  void erase(FolioRun* r);
+
+  // Calls f(run) for every run in index order; f may not add or remove runs.
+  template <typename F>
+  void for_each(F&& f) {
+    for (auto& [s, r] : runs_) f(r);
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [s, r] : runs_) f(r);
+  }
+  size_t nr_runs() const { return runs_.size(); }
+
+  // Workingset shadow entries.
+  bool shadow_at(pgoff_t i, uint32_t* age, bool* ws) const;
+  // Shadows on pages [start, end) of folios of `order` evicted one after
+  // another from `start`, the first with age base.
+  void add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base, bool ws);
+  // Removes the shadows in [first, last); returns true and the first one's
+  // age if there were any.
+  bool take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws);
+  size_t nr_shadow_runs() const { return shadows_.size(); }
+
+  // Pages the workload touched.
+  util::RunMap<uint8_t>& touched() { return touched_; }
+  const util::RunMap<uint8_t>& touched() const { return touched_; }
+
+  // Bytes held (model memory): tree nodes of runs, shadows and touches.
+  uint64_t bytes() const;
+
+ private:
+  bool mergeable(const FolioRun& a, const FolioRun& b) const;
+
+  // A run of shadow entries: page p of [start, end) holds the age
+  // base + (p - anchor) rounded down to the folio size; anchor is the head
+  // of the first folio evicted (shadows split later keep it).
+  struct ShadowRun {
+    pgoff_t end;
+    pgoff_t anchor;
+    uint32_t base;
+    uint8_t order;
+    bool ws;
+    uint32_t age(pgoff_t p) const {
+      return base + static_cast<uint32_t>((p - anchor) >> order << order);
+    }
+  };
+  bool shadows_continue(const ShadowRun& a, pgoff_t b_start, const ShadowRun& b) const {
+    return a.end == b_start && a.order == b.order && a.ws == b.ws &&
+           ((b.anchor - a.anchor) & ((uint64_t{1} << a.order) - 1)) == 0 &&
+           a.age(b_start) == b.age(b_start);
+  }
+
+  AddressSpace* owner_;
+  pgoff_t nr_pages_;
+  bool shmem_;
+  std::map<pgoff_t, FolioRun> runs_;  // start -> run
+  std::map<pgoff_t, ShadowRun> shadows_;
+  util::RunMap<uint8_t> touched_;
+};
+
+}  // namespace faultline::mm
