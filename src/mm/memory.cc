@@ -1,6 +1,8 @@
 #include "mm/memory.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "mm/filemap.h"
 #include "mm/shmem.h"
@@ -257,12 +259,59 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   as.clear(head, kPgMapped);
 }
 
+uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order) {
+  const uint64_t nr = uint64_t{1} << order;
+  const pgoff_t end = start + folios * nr;
+  std::vector<std::pair<uint64_t, uint64_t>> dirty;  // folio numbers [a, b) with a dirty PTE
+  for (Vma* vma : as.i_mmap()) {
+    const pgoff_t first = std::max(start, vma->vm_pgoff);
+    const pgoff_t last = std::min(end, vma->vm_pgoff + vma->nr_pages());
+    if (first >= last) continue;
+    int64_t cleared = 0;
+    uint64_t calls = 0;       // folios with a PTE here: one add_mm_counter each
+    uint64_t next_folio = 0;  // folios below this are counted
+    vma->ptes.for_each_set(first - vma->vm_pgoff, last - vma->vm_pgoff,
+                           [&](uint64_t s, uint64_t e, uint8_t pte) {
+                             if (!(pte & kPtePresent) || (pte & kPteAnon)) return;
+                             cleared += static_cast<int64_t>(e - s);
+                             const uint64_t fa = (vma->vm_pgoff + s - start) >> order;
+                             const uint64_t fb = ((vma->vm_pgoff + e - 1 - start) >> order) + 1;
+                             calls += fb - std::max(fa, next_folio);
+                             next_folio = fb;
+                             if (pte & kPteDirty) dirty.emplace_back(fa, fb);
+                           });
+    if (cleared) {
+      vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [](uint8_t pte) {
+        return (pte & kPtePresent) && !(pte & kPteAnon) ? uint8_t{0} : pte;
+      });
+      vma->vm_mm->add_rss(mm_counter_file(as), -cleared);
+      k.vmstat().inc(VmEvent::rss_updates, calls);
+    }
+    if (order == kHpagePmdOrder) {
+      for (pgoff_t h = start; h < end; h += nr) {
+        const pgoff_t f = std::max(h, vma->vm_pgoff);
+        if (f >= std::min(h + nr, vma->vm_pgoff + vma->nr_pages())) continue;
+        const uint64_t slot = vma->pmd_slot(f - vma->vm_pgoff);
+        if (vma->pmd_mapped[slot]) vma->pmd_mapped.in_written(slot) = 0;
+      }
+    }
+  }
+  // The folios any dirty PTE made dirty, over all VMAs.
+  std::sort(dirty.begin(), dirty.end());
+  uint64_t dirty_folios = 0, upto = 0;
+  for (const auto& [a, b] : dirty) {
+    if (b > std::max(a, upto)) dirty_folios += b - std::max(a, upto);
+    upto = std::max(upto, b);
+  }
+  return dirty_folios;
+}
+
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {
   int64_t file_pages = 0, anon_pages = 0;
   AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
   // Pages with no PTE are skipped (next_set).
   const uint64_t end = std::min(first + nr, vma.nr_pages());
-  for (uint64_t v = vma.ptes.next_set(first); v < end; v = vma.ptes.next_set(v + 1)) {
+  for (uint64_t v = vma.ptes.next_set(first, end); v < end; v = vma.ptes.next_set(v + 1, end)) {
     const uint8_t pte = vma.ptes[v];
     if (!(pte & kPtePresent)) continue;
     if (pte & kPteAnon) {

@@ -308,6 +308,7 @@ class Kernel {
   }
 
   void set_tracer(Tracer* t) { tracer_ = t; }
+  Tracer* tracer() const { return tracer_; }
   bool tracing() const { return tracer_ != nullptr; }
   void trace(TraceEvent e) {
     if (tracer_) [[unlikely]] {

@@ -44,6 +44,8 @@ uint32_t AddressSpace::shadow_age(pgoff_t i) const {
   return slots_[i].shadow;
 }
 
+const FolioRun* AddressSpace::find_run(pgoff_t i) const { return runs_->find(i); }
+
 void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
   FolioRun* r = runs_->find(head);
   FAULTLINE_DCHECK(r && r->head_of(head) == head);
@@ -53,6 +55,23 @@ void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
   r = runs_->isolate(head);
   r->flags = flags;
   runs_->merge(r);
+}
+
+void AddressSpace::clear_range(pgoff_t start, pgoff_t end, uint16_t bit) {
+  if (!runs_) {
+    for (pgoff_t i = start; i < end; i += folio_nr_pages(i)) clear(i, bit);
+    return;
+  }
+  for (FolioRun* r = runs_->next_run(start); r && r->start < end;) {
+    if (!(r->flags & bit)) {
+      r = runs_->next_run_after(r);
+      continue;
+    }
+    if (r->start < start) r = runs_->split(r, start);
+    if (r->end() > end) runs_->split(r, end);
+    r->flags = static_cast<uint16_t>(r->flags & ~bit);
+    r = runs_->next_run_after(runs_->merge(r));
+  }
 }
 
 bool AddressSpace::touch_runs(pgoff_t i) {
@@ -87,6 +106,18 @@ pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {
     }
   }
   return kNoIndex;
+}
+
+pgoff_t AddressSpace::next_absent(pgoff_t index, pgoff_t end) const {
+  if (runs_) {
+    // Runs that touch end to end are all cached.
+    for (const FolioRun* r = runs_->find(index); r && index <= end; r = runs_->find(index)) {
+      index = r->end();
+    }
+    return std::min(index, end + 1);
+  }
+  while (index <= end && index < nr_pages_ && (slots_[index].flags & kPgPresent)) ++index;
+  return std::min(index, end + 1);
 }
 
 bool AddressSpace::any_present(pgoff_t index, uint64_t nr) const {
@@ -135,7 +166,10 @@ void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workings
     FolioRun* r = runs_->isolate(head);
     const unsigned order = r->order;
     runs_->erase(r);
-    if (shadow) runs_->add_shadows(head, std::min(head + nr, nr_pages_), order, age, workingset);
+    if (shadow) {
+      runs_->add_shadows(head, std::min(head + nr, nr_pages_), order, age,
+                         static_cast<uint32_t>(nr), workingset);
+    }
     return;
   }
   const uint16_t sh =

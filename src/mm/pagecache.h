@@ -51,45 +51,52 @@ class AddressSpace {
   FolioRuns* runs() { return runs_.get(); }
   const FolioRuns* runs() const { return runs_.get(); }
 
-  bool present(pgoff_t i) const {
-    if (runs_) return runs_->find(i) != nullptr;
+  [[gnu::always_inline]] bool present(pgoff_t i) const {
+    if (runs_) [[unlikely]]
+      return find_run(i) != nullptr;
     return slots_[i].flags & kPgPresent;
   }
   bool has_shadow(pgoff_t i) const;
-  unsigned order(pgoff_t i) const {
-    if (runs_) {
-      const FolioRun* r = runs_->find(i);
+  [[gnu::always_inline]] unsigned order(pgoff_t i) const {
+    if (runs_) [[unlikely]] {
+      const FolioRun* r = find_run(i);
       return r ? r->order : 0;
     }
     return slots_[i].order;
   }
-  pgoff_t head(pgoff_t i) const {
-    if (runs_) {
-      const FolioRun* r = runs_->find(i);
+  [[gnu::always_inline]] pgoff_t head(pgoff_t i) const {
+    if (runs_) [[unlikely]] {
+      const FolioRun* r = find_run(i);
       return r ? r->head_of(i) : i;
     }
     return round_down(i, uint64_t{1} << slots_[i].order);
   }
-  uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order(head); }
-  uint16_t folio_flags(pgoff_t head) const {
-    if (runs_) {
-      const FolioRun* r = runs_->find(head);
+  [[gnu::always_inline]] uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order(head); }
+  [[gnu::always_inline]] uint16_t folio_flags(pgoff_t head) const {
+    if (runs_) [[unlikely]] {
+      const FolioRun* r = find_run(head);
       return r ? r->flags : 0;
     }
     return slots_[head].flags;
   }
-  bool test(pgoff_t head, uint16_t bit) const { return folio_flags(head) & bit; }
+  [[gnu::always_inline]] bool test(pgoff_t head, uint16_t bit) const {
+    return folio_flags(head) & bit;
+  }
   // Flags of a resident folio (its leaf of slots_ was written by install()).
-  void set(pgoff_t head, uint16_t bit) {
-    if (runs_) return set_runs(head, bit, true);
+  [[gnu::always_inline]] void set(pgoff_t head, uint16_t bit) {
+    if (runs_) [[unlikely]]
+      return set_runs(head, bit, true);
     Slot& s = slots_.in_written(head);
     s.flags = static_cast<uint16_t>(s.flags | bit);
   }
-  void clear(pgoff_t head, uint16_t bit) {
-    if (runs_) return set_runs(head, bit, false);
+  [[gnu::always_inline]] void clear(pgoff_t head, uint16_t bit) {
+    if (runs_) [[unlikely]]
+      return set_runs(head, bit, false);
     Slot& s = slots_.in_written(head);
     s.flags = static_cast<uint16_t>(s.flags & ~bit);
   }
+  // Clears `bit` on every folio of [start, end) (folio boundaries).
+  void clear_range(pgoff_t start, pgoff_t end, uint16_t bit);
   bool test_and_clear(pgoff_t head, uint16_t bit) {
     const bool was = test(head, bit);
     if (was) clear(head, bit);
@@ -98,8 +105,9 @@ class AddressSpace {
   // The workload touched page i (a load or store through a mapping, a
   // read(2) or write(2) copy): clears the folio's kPgRaUnused. Returns true
   // the first time page i is touched since reset_touches().
-  bool touch(pgoff_t i) {
-    if (runs_) return touch_runs(i);
+  [[gnu::always_inline]] bool touch(pgoff_t i) {
+    if (runs_) [[unlikely]]
+      return touch_runs(i);
     Slot& s = slots_.mut(i);
     if (s.flags & kPgPresent) [[likely]] {
       Slot& h = slots_.in_written(round_down(i, uint64_t{1} << s.order));
@@ -117,11 +125,13 @@ class AddressSpace {
   // Any shadow entry anywhere (the invariants).
   bool any_shadow() const;
   // The per-page LRU's sequence number of a folio (model.engine=pages).
-  uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
+  [[gnu::always_inline]] uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
   void set_lru_seq(pgoff_t head, uint32_t seq) { slots_.in_written(head).lru_seq = seq; }
 
   // First index in [index, end] covered by a folio, or kNoIndex.
   pgoff_t next_present(pgoff_t index, pgoff_t end) const;
+  // First index in [index, end] not covered by a folio, or end + 1.
+  pgoff_t next_absent(pgoff_t index, pgoff_t end) const;
   // True if any index in [index, index + nr) is covered by a folio.
   bool any_present(pgoff_t index, uint64_t nr) const;
   // Calls f(head, order, flags) for every resident folio, in index order.
@@ -151,6 +161,9 @@ class AddressSpace {
   }
 
  private:
+  // The runs engine's side of the calls above, out of line so that the
+  // per-page side stays small enough to inline.
+  const FolioRun* find_run(pgoff_t i) const;
   void set_runs(pgoff_t head, uint16_t bit, bool on);
   bool touch_runs(pgoff_t i);
 

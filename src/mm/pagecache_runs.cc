@@ -88,24 +88,35 @@ bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
   return true;
 }
 
-void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base, bool ws) {
+const FolioRuns::ShadowRun* FolioRuns::next_shadow(pgoff_t i, pgoff_t end) const {
+  auto it = shadows_.upper_bound(i);
+  if (it != shadows_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.end > i) it = prev;
+  }
+  if (it == shadows_.end() || it->first >= end) return nullptr;
+  return &it->second;
+}
+
+void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base,
+                            uint32_t stride, bool ws) {
   if (start >= end) return;
-  ShadowRun n{end, start, base, static_cast<uint8_t>(order), ws};
+  ShadowRun n{start, end, start, base, stride, static_cast<uint8_t>(order), ws};
   auto it = shadows_.lower_bound(start);
   FAULTLINE_DCHECK(it == shadows_.end() || it->first >= end);
   if (it != shadows_.begin()) {
     auto prev = std::prev(it);
     FAULTLINE_DCHECK(prev->second.end <= start);
-    if (shadows_continue(prev->second, start, n)) {
+    if (shadows_continue(prev->second, n)) {
       prev->second.end = end;
-      if (it != shadows_.end() && shadows_continue(prev->second, it->first, it->second)) {
+      if (it != shadows_.end() && shadows_continue(prev->second, it->second)) {
         prev->second.end = it->second.end;
         shadows_.erase(it);
       }
       return;
     }
   }
-  if (it != shadows_.end() && shadows_continue(n, it->first, it->second)) {
+  if (it != shadows_.end() && shadows_continue(n, it->second)) {
     n.end = it->second.end;
     it = shadows_.erase(it);
   }
@@ -121,18 +132,18 @@ bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* w
   bool found = false;
   while (it != shadows_.end() && it->first < last) {
     ShadowRun& s = it->second;
-    const pgoff_t s_start = it->first;
-    const pgoff_t lo = std::max(s_start, first);
     if (!found) {
       found = true;
-      *age = s.age(lo);
+      *age = s.age(std::max(s.start, first));
       *ws = s.ws;
     }
     if (s.end > last) {
       // The part after the range stays.
-      shadows_.emplace_hint(std::next(it), last, s);
+      ShadowRun after = s;
+      after.start = last;
+      shadows_.emplace_hint(std::next(it), last, after);
     }
-    if (s_start < first) {
+    if (s.start < first) {
       s.end = first;  // the part before the range stays
       ++it;
     } else {

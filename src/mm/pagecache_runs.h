@@ -144,11 +144,30 @@ class FolioRuns {
   }
   size_t nr_runs() const { return runs_.size(); }
 
-  // Workingset shadow entries.
+  // Workingset shadow entries, as runs: page p of [start, end) holds the
+  // age base + stride x (the folios between anchor and p's folio), where
+  // anchor is the head of the first folio evicted (a run split later keeps
+  // it). Folios evicted one after another from a run leave one shadow run
+  // whose ages step by the folio size, or by more when each eviction
+  // waited for an insertion that moved the workingset clock too.
+  struct ShadowRun {
+    pgoff_t start;
+    pgoff_t end;
+    pgoff_t anchor;
+    uint32_t base;
+    uint32_t stride;
+    uint8_t order;
+    bool ws;
+    uint64_t folio_no(pgoff_t p) const { return (p - anchor) >> order; }
+    uint32_t age(pgoff_t p) const { return base + static_cast<uint32_t>(folio_no(p) * stride); }
+  };
   bool shadow_at(pgoff_t i, uint32_t* age, bool* ws) const;
+  // The first shadow run holding an index in [i, end), or nullptr.
+  const ShadowRun* next_shadow(pgoff_t i, pgoff_t end) const;
   // Shadows on pages [start, end) of folios of `order` evicted one after
-  // another from `start`, the first with age base.
-  void add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base, bool ws);
+  // another from `start`, the first with age base, each next `stride` later.
+  void add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base, uint32_t stride,
+                   bool ws);
   // Removes the shadows in [first, last); returns true and the first one's
   // age if there were any.
   bool take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws);
@@ -164,23 +183,10 @@ class FolioRuns {
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
 
-  // A run of shadow entries: page p of [start, end) holds the age
-  // base + (p - anchor) rounded down to the folio size; anchor is the head
-  // of the first folio evicted (shadows split later keep it).
-  struct ShadowRun {
-    pgoff_t end;
-    pgoff_t anchor;
-    uint32_t base;
-    uint8_t order;
-    bool ws;
-    uint32_t age(pgoff_t p) const {
-      return base + static_cast<uint32_t>((p - anchor) >> order << order);
-    }
-  };
-  bool shadows_continue(const ShadowRun& a, pgoff_t b_start, const ShadowRun& b) const {
-    return a.end == b_start && a.order == b.order && a.ws == b.ws &&
+  static bool shadows_continue(const ShadowRun& a, const ShadowRun& b) {
+    return a.end == b.start && a.order == b.order && a.ws == b.ws && a.stride == b.stride &&
            ((b.anchor - a.anchor) & ((uint64_t{1} << a.order) - 1)) == 0 &&
-           a.age(b_start) == b.age(b_start);
+           a.age(b.start) == b.age(b.start);
   }
 
   AddressSpace* owner_;

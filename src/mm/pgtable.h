@@ -8,6 +8,7 @@
 // million places holds a few million runs, not 4 GiB of PTE bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "mm/types.h"
@@ -59,23 +60,27 @@ class PteTable {
       map_.transform(first, last, f);
       return;
     }
-    for (uint64_t v = next_set(first); v < last; v = next_set(v + 1)) {
-      const uint8_t p = pages_[v];
+    for_each_page(first, last, [&](uint64_t v, uint8_t p) {
       const uint8_t q = f(p);
       if (q != p) pages_.mut(v) = q;
-    }
+    });
   }
 
-  // The first page at or after v with a non-zero PTE, or size().
-  uint64_t next_set(uint64_t v) const {
+  // The first page in [v, limit) with a non-zero PTE, or limit.
+  uint64_t next_set(uint64_t v, uint64_t limit) const {
+    if (limit > size_) limit = size_;
     if (runs_) {
       const uint64_t n = map_.next_set(v);
-      return n < size_ ? n : size_;
+      return n < limit ? n : limit;
     }
-    for (v = pages_.next_written(v); v < size_; v = pages_.next_written(v + 1)) {
-      if (pages_[v]) return v;
-    }
-    return size_;
+    uint64_t found = limit;
+    for_each_page(
+        v, limit,
+        [&](uint64_t at, uint8_t) {
+          if (found == limit) found = at;
+        },
+        /*first_only=*/true);
+    return found;
   }
 
   // Calls f(first, last, pte) for each stretch of equal non-zero PTEs that
@@ -87,13 +92,34 @@ class PteTable {
       map_.for_each(first, last, f);
       return;
     }
-    for (uint64_t v = next_set(first); v < last; v = next_set(v + 1)) f(v, v + 1, pages_[v]);
+    for_each_page(first, last, [&](uint64_t v, uint8_t p) { f(v, v + 1, p); });
   }
 
   // Bytes held (model memory).
   uint64_t bytes() const { return runs_ ? map_.bytes() : pages_.bytes(); }
 
  private:
+  // f(v, pte) for each non-zero PTE of [first, last) of the per-page array,
+  // skipping leaves never written; with first_only, the first one only.
+  template <typename F>
+  void for_each_page(uint64_t first, uint64_t last, F&& f, bool first_only = false) const {
+    using Pages = util::SparseArray<uint8_t, kPmdShift - kPageShift>;
+    for (uint64_t v = first; v < last;) {
+      const uint8_t* leaf = pages_.leaf(v);
+      const uint64_t leaf_end = std::min(Pages::next_leaf(v), last);
+      if (!leaf) {
+        v = leaf_end;
+        continue;
+      }
+      for (; v < leaf_end; ++v) {
+        const uint8_t p = leaf[v & Pages::kLeafMask];
+        if (!p) continue;
+        f(v, p);
+        if (first_only) return;
+      }
+    }
+  }
+
   bool runs_ = false;
   uint64_t size_ = 0;
   util::SparseArray<uint8_t, kPmdShift - kPageShift> pages_;

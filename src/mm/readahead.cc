@@ -1,6 +1,7 @@
 #include "mm/readahead.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "mm/vmscan.h"
 
@@ -24,9 +25,7 @@ struct Batch {
 void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   if (b.nr_pages == 0) return;
   AddressSpace& as = *rac.mapping;
-  for (pgoff_t i = b.start; i < b.start + b.nr_pages; i += as.folio_nr_pages(i)) {
-    as.clear(i, kPgLocked);  // the read completes (folio_end_read)
-  }
+  as.clear_range(b.start, b.start + b.nr_pages, kPgLocked);  // the reads complete (folio_end_read)
   count_read(k, rac.cause, b.nr_pages);
   k.vmstat().inc(VmEvent::read_bios);
   k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync, rac.wanted);
@@ -143,6 +142,300 @@ AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned 
   return AddFolio::kAdded;
 }
 
+namespace {
+
+// The runs engine's insertion of many folios at once (add_folios_bulk).
+//
+// Insertion j (from 0) of m folios of nr pages at index + j x nr is, one
+// folio at a time: reclaim_for (evictions from the inactive tail run, the
+// BulkReclaim plan), install (the first shadow in the folio's pages),
+// workingset_refault (activation when the refault distance is at most the
+// active list), folio_add_lru. With D_j the distance of folio j's shadow
+// from the clock before the first insertion, the clock at insertion j has
+// moved by the e pages of each folio evicted so far and by the nr pages of
+// each folio activated so far; the active list has grown by the latter
+// too, so they cancel: folio j is activated exactly when
+// D_j + e x evictions(j) <= nr_active at the start. Along a shadow run D_j
+// falls and evictions(j) rises, so bounds on a range of folios settle it for
+// the whole range, or split it in two.
+struct InsertGroup {
+  uint64_t first, last;  // insertions [first, last)
+  bool shadow;           // their folios had shadow entries (refaults)
+  bool activated;        // ...close enough to be activated
+  bool ws;               // ...with the workingset bit
+};
+
+class BulkInsert {
+ public:
+  BulkInsert(const Kernel& k, const BulkReclaim& plan, pgoff_t index, unsigned order)
+      : plan_(plan),
+        index_(index),
+        order_(order),
+        nr_(uint64_t{1} << order),
+        clock_(k.lruvec().nonresident_age),
+        active_(k.lruvec().nr_active) {}
+
+  // Evictions before insertion j (from 0) is charged.
+  uint64_t before(uint64_t j) const { return plan_.evictions(j + 1); }
+
+  // Sorts the m insertions into groups; returns how many it could (the
+  // rest needs the per-folio path: a clock that could wrap).
+  uint64_t classify(const FolioRuns& runs, uint64_t m) {
+    const pgoff_t end = index_ + m * nr_;
+    uint64_t done = 0;  // insertions classified
+    for (const FolioRuns::ShadowRun* s = runs.next_shadow(index_, end); s && done < m;
+         s = runs.next_shadow(s->end, end)) {
+      // The insertions whose first shadow lies in s.
+      const uint64_t ja = std::max<uint64_t>(done, (std::max(s->start, index_) - index_) >> order_);
+      const uint64_t jb = std::min<uint64_t>(m, (s->end - index_ + nr_ - 1) >> order_);
+      if (ja >= jb) continue;
+      if (ja > done) add({done, ja, false, false, false});
+      const uint64_t d_first = distance(*s, ja);
+      const uint64_t span =
+          static_cast<uint64_t>(s->folio_no(page(*s, jb - 1)) - s->folio_no(page(*s, ja))) *
+          s->stride;
+      // The distances must not wrap, within the run or as the clock moves.
+      if (span > d_first ||
+          d_first + before(m - 1) * plan_.folio_pages + m * nr_ >= (uint64_t{1} << 32)) {
+        return done;
+      }
+      decide(*s, ja, jb);
+      done = jb;
+    }
+    if (done < m) add({done, m, false, false, false});
+    return m;
+  }
+
+  const std::vector<InsertGroup>& groups() const { return groups_; }
+  // Drops the insertions from m on.
+  void truncate(uint64_t m) {
+    while (!groups_.empty() && groups_.back().first >= m) groups_.pop_back();
+    if (!groups_.empty()) groups_.back().last = std::min(groups_.back().last, m);
+  }
+  uint64_t activated() const {
+    uint64_t n = 0;
+    for (const InsertGroup& g : groups_) n += g.activated ? g.last - g.first : 0;
+    return n;
+  }
+
+ private:
+  // The first page of insertion j's folio that s holds.
+  pgoff_t page(const FolioRuns::ShadowRun& s, uint64_t j) const {
+    return std::max(s.start, index_ + j * nr_);
+  }
+  uint64_t distance(const FolioRuns::ShadowRun& s, uint64_t j) const {
+    return static_cast<uint32_t>(clock_ - s.age(page(s, j)));
+  }
+  void decide(const FolioRuns::ShadowRun& s, uint64_t ja, uint64_t jb) {
+    const uint64_t e = plan_.folio_pages;
+    const uint64_t lo = distance(s, jb - 1) + e * before(ja);
+    const uint64_t hi = distance(s, ja) + e * before(jb - 1);
+    if (hi <= active_ || lo > active_ || jb - ja == 1) {
+      add({ja, jb, true, hi <= active_, s.ws});
+      return;
+    }
+    const uint64_t mid = ja + (jb - ja) / 2;
+    decide(s, ja, mid);
+    decide(s, mid, jb);
+  }
+  void add(InsertGroup g) {
+    if (!groups_.empty()) {
+      InsertGroup& b = groups_.back();
+      if (b.last == g.first && b.shadow == g.shadow && b.activated == g.activated && b.ws == g.ws) {
+        b.last = g.last;
+        return;
+      }
+    }
+    groups_.push_back(g);
+  }
+
+  const BulkReclaim& plan_;
+  pgoff_t index_;
+  unsigned order_;
+  uint64_t nr_;
+  uint32_t clock_;
+  uint64_t active_;
+  std::vector<InsertGroup> groups_;
+};
+
+// The shadows of the evictions [k0, k1) of the plan's tail run, made before
+// insertions whose activations had moved the clock by `moved` pages: ages
+// clock + e x k + moved, one run of them.
+struct ShadowWriter {
+  FolioRuns* runs = nullptr;
+  pgoff_t tail_start = 0;
+  unsigned order = 0;
+  uint64_t e = 1;
+  bool ws = false;
+  // The pending run: evictions [k0, k1), the first with age base, each next
+  // `stride` later.
+  uint64_t k0 = 0, k1 = 0;
+  uint32_t base = 0, stride = 0;
+
+  // Evictions [ka, kb), the first with age `age`, each next `step` later.
+  void add(uint64_t ka, uint64_t kb, uint32_t age, uint32_t step) {
+    if (ka >= kb) return;
+    const uint64_t have = k1 - k0, more = kb - ka;
+    if (have && ka == k1) {
+      // One stride for both, fixed by whichever holds two or more.
+      const uint32_t s = have >= 2 ? stride : more >= 2 ? step : static_cast<uint32_t>(age - base);
+      if ((more < 2 || step == s) && static_cast<uint32_t>(base + have * s) == age) {
+        stride = s;
+        k1 = kb;
+        return;
+      }
+    }
+    flush();
+    k0 = ka;
+    k1 = kb;
+    base = age;
+    stride = step;
+  }
+  void flush() {
+    if (k1 > k0) {
+      runs->add_shadows(tail_start + k0 * e, tail_start + k1 * e, order, base, stride, ws);
+    }
+    k0 = k1 = 0;
+  }
+};
+
+// The runs engine: adds up to `count` folios of `order` from `index` at once
+// (none of them cached, all inside EOF), exactly as `count` calls of
+// filemap_add_folio(..., flags, gfp_noretry) would one after another, as
+// far as each one's reclaim evicts only whole folios of the inactive tail
+// run (BulkReclaim) and inactive_is_low() stays false. Returns how many it
+// added; 0: the next one must go through filemap_add_folio.
+uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order, uint64_t count,
+                         uint16_t flags) {
+  FolioRuns& runs = *as.runs();
+  const uint64_t nr = uint64_t{1} << order;
+  count = std::min<uint64_t>(count, index < as.nr_pages() ? (as.nr_pages() - index) >> order : 0);
+  if (count < 2 || as.shmem()) return 0;
+  const pgoff_t cached = as.next_present(index, index + count * nr - 1);
+  if (cached != kNoIndex) count = (cached - index) >> order;  // the folios before it
+  if (count < 2) return 0;
+  BulkReclaim plan;
+  uint64_t m = plan_bulk_reclaim(k, nr, count, &plan);
+  if (m == 0) return 0;
+  BulkInsert insert(k, plan, index, order);
+  m = insert.classify(runs, m);
+  insert.truncate(m);
+  while (m && !bulk_reclaim_keeps_balance(k, plan, m, insert.activated())) {
+    m /= 2;
+    insert.truncate(m);
+  }
+  if (m == 0) return 0;
+
+  Lruvec& lv = k.lruvec();
+  const uint64_t evicted = plan.evictions(m);
+  const uint64_t e = plan.folio_pages;
+  if (k.tracing()) {
+    // The kernel's order: each insertion's reclaim, then the insertion.
+    for (uint64_t j = 0, ev = 0; j < m; ++j) {
+      for (; ev < insert.before(j); ++ev) {
+        k.trace({.kind = TraceKind::kDeleteFromPageCache,
+                 .ino = plan.tail->as->ino(),
+                 .index = plan.tail->start + ev * e,
+                 .order = plan.tail->order});
+      }
+      k.trace({.kind = TraceKind::kAddToPageCache,
+               .ino = as.ino(),
+               .index = index + j * nr,
+               .order = order});
+    }
+  }
+  // The evictions, with the clock as it stood at each: moved on by e per
+  // eviction and by nr per activation before it.
+  const uint32_t clock = lv.nonresident_age;
+  uint64_t moved = 0;  // pages activated so far
+  if (evicted) {
+    ShadowWriter sw;
+    FolioRun* tail = plan.tail;
+    sw.runs = tail->as->runs();
+    sw.tail_start = tail->start;
+    sw.order = tail->order;
+    sw.e = e;
+    sw.ws = tail->flags & kPgWorkingset;
+    for (const InsertGroup& g : insert.groups()) {
+      const uint64_t ka = g.first ? insert.before(g.first - 1) : 0;
+      const uint64_t kb = insert.before(g.last - 1);
+      if (!g.activated) {
+        sw.add(ka, kb, static_cast<uint32_t>(clock + ka * e + moved), static_cast<uint32_t>(e));
+      } else {
+        // Each insertion's evictions, then its activation moves the clock.
+        for (uint64_t j = g.first; j < g.last; ++j) {
+          const uint64_t ja = j ? insert.before(j - 1) : 0;
+          const uint64_t jb = insert.before(j);
+          sw.add(ja, jb, static_cast<uint32_t>(clock + ja * e + moved), static_cast<uint32_t>(e));
+          moved += nr;
+        }
+        continue;
+      }
+    }
+    sw.flush();
+    bulk_evict(k, tail, evicted);
+  }
+  k.set_reclaim_gave_up(false);
+  // The insertions: refaults counted, each group onto its list.
+  uint32_t age;
+  bool ws;
+  runs.take_shadows(index, index + m * nr, &age, &ws);
+  uint64_t refaulted = 0, activated = 0, restored = 0;
+  for (const InsertGroup& g : insert.groups()) {
+    const uint64_t folios = g.last - g.first;
+    if (g.shadow) refaulted += folios;
+    uint16_t f = static_cast<uint16_t>(kPgPresent | kPgUptodate | flags | kPgLru);
+    if (g.activated) {
+      activated += folios;
+      f |= kPgActive;
+      if (g.ws) {
+        f |= kPgWorkingset;
+        restored += folios;
+      }
+    }
+    FolioRun* r = runs.insert(index + g.first * nr, static_cast<uint32_t>(folios), order, f);
+    (g.activated ? lv.active_runs : lv.inactive_runs).push_newest(r);
+    (g.activated ? lv.nr_active : lv.nr_inactive) += folios * nr;
+    runs.merge(r);
+  }
+  lv.nonresident_age = static_cast<uint32_t>(clock + evicted * e + activated * nr);
+  const uint64_t pages = m * nr;
+  as.add_cached(static_cast<int64_t>(pages));
+  k.charge(static_cast<int64_t>(pages));
+  k.vmstat().inc(VmEvent::pages_inserted, pages);
+  k.cpu_work(CpuCost::add_folio_ns, m);
+  k.vmstat().inc(VmEvent::workingset_refault_file, refaulted * nr);
+  k.vmstat().inc(VmEvent::pgpgin_refault, refaulted * nr * (kPageSize / 1024));
+  k.vmstat().inc(VmEvent::workingset_activate_file, activated * nr);
+  k.vmstat().inc(VmEvent::workingset_restore_file, restored * nr);
+  return m;
+}
+
+}  // namespace
+
+uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
+                              uint64_t count, uint16_t flags, AddFolio* stop) {
+  uint64_t added = 0;
+  while (added < count) {
+    const pgoff_t at = index + (added << order);
+    if (as.runs()) {
+      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags);
+      if (n) {
+        added += n;
+        continue;
+      }
+    }
+    const AddFolio r = filemap_add_folio(k, as, at, order, flags, false, /*gfp_noretry=*/true);
+    if (r != AddFolio::kAdded) {
+      *stop = r;
+      return added;
+    }
+    ++added;
+  }
+  *stop = AddFolio::kAdded;
+  return added;
+}
+
 uint64_t get_init_ra_size(uint64_t size, uint64_t max) {
   uint64_t newsize = roundup_pow_of_two(size);
   if (newsize <= max / 32) {
@@ -176,20 +469,33 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
   // The marker goes on the first page of the lookahead part.
   const uint64_t mark = lookahead_size <= nr_to_read ? nr_to_read - lookahead_size : kNoIndex;
   Batch batch;
-  for (uint64_t i = 0; i < nr_to_read; ++i) {
+  for (uint64_t i = 0; i < nr_to_read;) {
     const pgoff_t idx = index + i;
     if (as.present(idx)) {
       read_pages(k, rac, batch);  // already cached: submit what we have, skip it
+      i = as.next_absent(idx, index + nr_to_read - 1) - index;
       continue;
     }
+    // The pages up to the next cached one or the marker, each added as one
+    // folio; the marker's folio alone.
+    uint64_t n = nr_to_read - i;
+    if (i == mark) {
+      n = 1;
+    } else if (mark > i && mark < nr_to_read) {
+      n = std::min<uint64_t>(n, mark - i);
+    }
+    const pgoff_t cached = as.next_present(idx, idx + n - 1);
+    if (cached != kNoIndex) n = cached - idx;
     const uint16_t flags = kPgLocked | ra_unused_flag(rac) | (i == mark ? kPgReadahead : 0);
-    const AddFolio added = filemap_add_folio(k, as, idx, 0, flags, false, /*gfp_noretry=*/true);
-    if (added == AddFolio::kNoMem) break;  // read what is allocated, stop there
-    if (added == AddFolio::kExists) {
+    AddFolio stop;
+    const uint64_t added = add_readahead_folios(k, as, idx, 0, n, flags, &stop);
+    if (added) batch.add(idx, added);
+    i += added;
+    if (stop == AddFolio::kNoMem) break;  // read what is allocated, stop there
+    if (stop == AddFolio::kExists) {
       read_pages(k, rac, batch);
-      continue;
+      ++i;
     }
-    batch.add(idx, 1);
   }
   read_pages(k, rac, batch);
 }
@@ -263,15 +569,26 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
     if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
     // Don't allocate pages past EOF.
     while (order > 0 && index + (uint64_t{1} << order) - 1 > limit) --order;
-    const uint16_t flags = kPgLocked | ra_unused_flag(rac) |
-                           (index == round_down(mark, uint64_t{1} << order) ? kPgReadahead : 0);
-    if (filemap_add_folio(k, as, index, order, flags, false, /*gfp_noretry=*/true) !=
-        AddFolio::kAdded) {
+    const pgoff_t mark_head = round_down(mark, uint64_t{1} << order);
+    const uint16_t flags =
+        kPgLocked | ra_unused_flag(rac) | (index == mark_head ? kPgReadahead : 0);
+    // The folios of this order up to the limit or the marker's folio, when
+    // each of them gets this order as the loop would give it (an aligned
+    // index keeps new_order); otherwise this one folio.
+    uint64_t n = 1;
+    if (order == new_order && index != mark_head) {
+      n = (limit + 1 - index) >> order;
+      if (mark_head > index) n = std::min<uint64_t>(n, (mark_head - index) >> order);
+    }
+    AddFolio stop;
+    const uint64_t added = add_readahead_folios(k, as, index, order, n, flags, &stop);
+    // Every folio added lies inside the limit, so inside EOF.
+    if (added) batch.add(index, added << order);
+    index += added << order;
+    if (stop != AddFolio::kAdded) {
       failed = true;
       break;
     }
-    batch.add(index, std::min<uint64_t>(uint64_t{1} << order, as.nr_pages() - index));
-    index += uint64_t{1} << order;
   }
   read_pages(k, rac, batch);
   // If there were already pages in the page cache, fall back to order-0

@@ -56,6 +56,13 @@ enum class AddFolio : uint8_t {
 AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
                            uint16_t extra_flags, bool gfp_write = false, bool gfp_noretry = false);
 
+// Up to `count` folios of `order` from index, each added as
+// filemap_add_folio(k, as, i, order, flags, false, /*gfp_noretry=*/true)
+// adds it, stopping at the first that is not added (*stop says why; kAdded
+// when all were). Returns how many were added. The runs engine adds as many
+// at once as it can tell apart from one at a time.
+uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
+                              uint64_t count, uint16_t flags, AddFolio* stop);
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
 void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);
 void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra);

@@ -1,6 +1,9 @@
 #include "mm/vmscan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "mm/memory.h"
 
@@ -107,6 +110,14 @@ int folio_referenced(AddressSpace& as, pgoff_t head, bool* exec) {
 // inactive_is_low() for the file LRU: the inactive list should hold at least
 // 1/(1 + int_sqrt(10 x GiB)) of the file pages. The square root is cached
 // per size in GiB: reclaim asks for every folio it scans.
+//
+bool inactive_is_low_at(uint64_t inactive, uint64_t active) {
+  if (active == 0) return false;
+  const uint64_t gb = (inactive + active) >> (30 - kPageShift);
+  const uint64_t ratio = gb ? static_cast<uint64_t>(std::sqrt(static_cast<double>(10 * gb))) : 1;
+  return inactive * ratio < active;
+}
+
 bool inactive_is_low(Lruvec& lv) {
   if (lv.nr_active == 0) return false;
   const uint64_t gb = (lv.nr_inactive + lv.nr_active) >> (30 - kPageShift);
@@ -119,7 +130,6 @@ bool inactive_is_low(Lruvec& lv) {
 
 // shrink_active_list(): deactivates up to nr_to_scan pages from the active tail.
 void shrink_active_list(Kernel& k, uint64_t nr_to_scan) {
-  Lruvec& lv = k.lruvec();
   uint64_t scanned = 0;
   AddressSpace* as;
   pgoff_t head;
@@ -149,7 +159,6 @@ uint32_t workingset_eviction(Kernel& k, uint64_t nr) {
 
 // One pass of shrink_inactive_list over the tail folio. Returns pages freed.
 uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
-  Lruvec& lv = k.lruvec();
   AddressSpace* as;
   pgoff_t head;
   if (!lru_pop_tail(k, /*active=*/false, &as, &head)) return 0;
@@ -185,6 +194,291 @@ uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   return evict_folio(k, *as, head, /*shadow=*/true);
 }
 
+// ---------------------------------------------------------------------------
+// The runs engine's reclaim: the same loops as above, a stretch of folios
+// at a time. A stretch is the oldest folios of a list's tail run that the
+// per-folio loop would treat alike, one after another, with nothing else
+// happening in between; it is moved, aged or freed at once.
+
+// What reclaim does with a folio at a list's tail.
+enum class Fate : uint8_t {
+  kRotate,      // inactive, locked or held: back to the inactive head
+  kKeep,        // inactive, young in one VMA: PG_referenced, a second trip
+  kActivate,    // inactive, young and referenced before, in two VMAs or exec
+  kEvict,       // inactive, not young: reclaimed
+  kStayActive,  // active, young and exec: back to the active head
+  kDeactivate,  // active: to the inactive list
+};
+
+struct Stretch {
+  FolioRun* run;    // the list's oldest run
+  uint64_t folios;  // its oldest folios the fate holds for (0: go folio by folio)
+  Fate fate;
+};
+
+// folio_referenced() of the leading folios of r, before it clears anything:
+// the VMAs (with recency) in which the first folio is young, and whether
+// one of them is VM_EXEC. Returns how many leading folios, at most max,
+// have the same.
+uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* exec) {
+  const unsigned order = r.order;
+  const uint64_t e = r.folio_pages();
+  uint64_t limit = max;
+  *refs = 0;
+  *exec = false;
+  std::vector<std::pair<uint64_t, uint64_t>> young;  // folio numbers [a, b) with a young PTE
+  for (const Vma* vma : r.as->i_mmap()) {
+    if (!vma->has_recency()) continue;  // invalid_folio_referenced_vma()
+    const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
+    const pgoff_t hi = std::min(r.start + limit * e, vma->vm_pgoff + vma->nr_pages());
+    young.clear();
+    if (lo < hi) {
+      vma->ptes.for_each_set(
+          lo - vma->vm_pgoff, hi - vma->vm_pgoff, [&](uint64_t a, uint64_t b, uint8_t pte) {
+            if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) {
+              return;
+            }
+            young.emplace_back((vma->vm_pgoff + a - r.start) >> order,
+                               ((vma->vm_pgoff + b - 1 - r.start) >> order) + 1);
+          });
+    }
+    // The first folio whose youngness here differs from the first folio's.
+    const bool young0 = !young.empty() && young.front().first == 0;
+    uint64_t change = limit;
+    if (young0) {
+      uint64_t covered = 0;
+      for (const auto& [a, b] : young) {
+        if (a > covered) break;
+        covered = std::max(covered, b);
+      }
+      change = covered;
+    } else if (!young.empty()) {
+      change = young.front().first;
+    }
+    limit = std::min(limit, change);
+    if (young0) {
+      ++*refs;
+      if (vma->vm_flags & VM_EXEC) *exec = true;
+    }
+  }
+  return limit;
+}
+
+// folio_referenced()'s clearing of the young bits of the first `folios`
+// folios of r.
+void clear_young(const FolioRun& r, uint64_t folios) {
+  const pgoff_t end = r.start + folios * r.folio_pages();
+  for (Vma* vma : r.as->i_mmap()) {
+    if (!vma->has_recency()) continue;
+    const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
+    const pgoff_t hi = std::min(end, vma->vm_pgoff + vma->nr_pages());
+    if (lo >= hi) continue;
+    vma->ptes.transform(lo - vma->vm_pgoff, hi - vma->vm_pgoff, [](uint8_t pte) {
+      if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) return pte;
+      return static_cast<uint8_t>(pte & ~kPteYoung);
+    });
+  }
+}
+
+// The stretch at the inactive tail (shrink_one_inactive and
+// folio_check_references).
+Stretch inactive_stretch(Lruvec& lv) {
+  FolioRun* r = lv.inactive_runs.oldest();
+  uint64_t n = r->nr;
+  // The folio at EOF frees fewer pages than a folio: it goes on its own.
+  if (r->end() > r->as->nr_pages()) --n;
+  if (n == 0) return {r, 0, Fate::kEvict};
+  if (r->flags & (kPgLocked | kPgRefHeld)) return {r, n, Fate::kRotate};
+  if (!(r->flags & kPgMapped)) return {r, n, Fate::kEvict};
+  int refs;
+  bool exec;
+  n = referenced_stretch(*r, n, &refs, &exec);
+  if (refs == 0) return {r, n, Fate::kEvict};
+  if ((r->flags & kPgReferenced) || refs > 1 || exec) return {r, n, Fate::kActivate};
+  return {r, n, Fate::kKeep};
+}
+
+// The stretch at the active tail (shrink_active_list).
+Stretch active_stretch(Lruvec& lv) {
+  FolioRun* r = lv.active_runs.oldest();
+  if (!(r->flags & kPgMapped)) return {r, r->nr, Fate::kDeactivate};
+  int refs;
+  bool exec;
+  const uint64_t n = referenced_stretch(*r, r->nr, &refs, &exec);
+  return {r, n, refs && exec ? Fate::kStayActive : Fate::kDeactivate};
+}
+
+// The first `folios` folios of r as a run of their own.
+FolioRun* take_front(FolioRun* r, uint64_t folios) {
+  if (folios < r->nr) r->as->runs()->split(r, r->start + folios * r->folio_pages());
+  return r;
+}
+
+// r, off its list, to the head of the list its flags name.
+void move_to_head(Lruvec& lv, FolioRun* r, uint16_t flags) {
+  const uint64_t pages = r->nr_pages();
+  (r->flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= pages;
+  RunList::unlink(r);
+  r->flags = flags;
+  (flags & kPgActive ? lv.nr_active : lv.nr_inactive) += pages;
+  run_list(lv, flags & kPgActive).push_newest(r);
+  r->as->runs()->merge(r);
+}
+
+// evict_folio() of every folio of r, in index order (reclaim frees them
+// one after another from the tail): unmapped, written if dirty, counted
+// as wasted readahead if untouched, dropped. With `shadows`, each leaves
+// its shadow entry at the workingset clock, which moves on by its pages;
+// without, the caller writes them. Returns the pages freed.
+uint64_t evict_run(Kernel& k, FolioRun* r, bool shadows) {
+  AddressSpace& as = *r->as;
+  FolioRuns& runs = *as.runs();
+  Lruvec& lv = k.lruvec();
+  const uint64_t folios = r->nr;
+  const uint64_t e = r->folio_pages();
+  const uint64_t pages = r->nr_pages();
+  const pgoff_t start = r->start;
+  const uint16_t flags = r->flags;
+  if (k.tracing()) {
+    for (pgoff_t h = start; h < start + pages; h += e) {
+      k.trace({.kind = TraceKind::kDeleteFromPageCache,
+               .ino = as.ino(),
+               .index = h,
+               .order = r->order});
+    }
+  }
+  const uint64_t dirtied = (flags & kPgMapped) ? unmap_folios(k, as, start, folios, r->order) : 0;
+  const uint64_t written = (flags & kPgDirty) ? pages : dirtied * e;
+  if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
+  if (flags & kPgRaUnused) k.vmstat().inc(VmEvent::ra_wasted_evicted, pages);
+  (flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= pages;
+  RunList::unlink(r);
+  r->flags = static_cast<uint16_t>(flags & ~kPgLru);
+  const unsigned order = r->order;
+  runs.erase(r);
+  if (shadows) {
+    runs.add_shadows(start, start + pages, order, lv.nonresident_age, static_cast<uint32_t>(e),
+                     flags & kPgWorkingset);
+    lv.nonresident_age += static_cast<uint32_t>(pages);
+  }
+  as.add_cached(-static_cast<int64_t>(pages));
+  k.charge(-static_cast<int64_t>(pages));
+  k.vmstat().inc(VmEvent::pages_evicted, pages);
+  k.cpu_work(CpuCost::evict_folio_ns, folios);
+  return pages;
+}
+
+// Does to the first q folios of the stretch what the per-folio loop does
+// to each of them in turn. Returns the pages freed.
+uint64_t apply(Kernel& k, const Stretch& st, uint64_t q) {
+  Lruvec& lv = k.lruvec();
+  FolioRun* r = take_front(st.run, q);
+  const uint64_t pages = r->nr_pages();
+  const uint16_t f = r->flags;
+  auto with = [f](uint16_t set, uint16_t clear) {
+    return static_cast<uint16_t>((f & ~clear) | set);
+  };
+  if (st.fate != Fate::kStayActive && st.fate != Fate::kDeactivate) {
+    k.vmstat().inc(VmEvent::pgscan_file, pages);
+  }
+  if ((f & kPgMapped) && st.fate != Fate::kRotate && st.fate != Fate::kEvict) clear_young(*r, q);
+  switch (st.fate) {
+    case Fate::kRotate:
+      move_to_head(lv, r, f);
+      return 0;
+    case Fate::kKeep:
+      move_to_head(lv, r, with(kPgReferenced, 0));
+      k.vmstat().inc(VmEvent::pgrotated, pages);
+      return 0;
+    case Fate::kActivate:
+      move_to_head(lv, r, with(kPgActive, kPgReferenced));
+      k.vmstat().inc(VmEvent::pgactivate, pages);
+      return 0;
+    case Fate::kEvict:
+      k.vmstat().inc(VmEvent::pgsteal_file, pages);
+      return evict_run(k, r, /*shadows=*/true);
+    case Fate::kStayActive:
+      move_to_head(lv, r, f);
+      return 0;
+    case Fate::kDeactivate:
+      move_to_head(lv, r, with(kPgWorkingset, kPgActive));
+      k.vmstat().inc(VmEvent::pgdeactivate, pages);
+      return 0;
+  }
+  return 0;
+}
+
+// The most folios of a stretch, at most q, that the loop takes one after
+// another before inactive_is_low() is true at the top of an iteration
+// (the first folio's check is behind: the caller made it): each evicted
+// folio takes e pages off the inactive list, each activated one moves them
+// to the active list, a rotated one changes neither. inactive_is_low()
+// only grows truer as they do.
+uint64_t balanced_steps(const Lruvec& lv, uint64_t e, uint64_t q, Fate fate) {
+  const uint64_t off = fate == Fate::kEvict || fate == Fate::kActivate ? e : 0;
+  const uint64_t on = fate == Fate::kActivate ? e : 0;
+  auto low_after = [&](uint64_t i) {
+    return inactive_is_low_at(lv.nr_inactive - i * off, lv.nr_active + i * on);
+  };
+  if (q <= 1 || !low_after(q - 1)) return q;
+  uint64_t ok = 0, bad = q - 1;  // low_after(ok) is false, low_after(bad) true
+  while (bad - ok > 1) {
+    const uint64_t mid = ok + (bad - ok) / 2;
+    (low_after(mid) ? bad : ok) = mid;
+  }
+  return bad;
+}
+
+void shrink_active_list_runs(Kernel& k, uint64_t nr_to_scan) {
+  Lruvec& lv = k.lruvec();
+  uint64_t scanned = 0;
+  while (scanned < nr_to_scan && !lv.active_runs.empty()) {
+    const Stretch st = active_stretch(lv);
+    const uint64_t e = st.run->folio_pages();
+    const uint64_t q = std::min(st.folios, (nr_to_scan - scanned + e - 1) / e);
+    apply(k, st, q);
+    scanned += q * e;
+  }
+}
+
+void reclaim_for_runs(Kernel& k, uint64_t nr) {
+  Lruvec& lv = k.lruvec();
+  uint64_t futile = 0;  // pages scanned since the last one was freed
+  while (k.nr_charged() + nr > k.capacity_pages()) {
+    if (inactive_is_low(lv)) shrink_active_list_runs(k, kSwapClusterMax);
+    if (lv.nr_inactive == 0) {
+      if (lv.nr_active == 0) break;  // nothing reclaimable: shmem/anon only
+      shrink_active_list_runs(k, kSwapClusterMax);
+      continue;
+    }
+    const uint64_t limit = 2 * (lv.nr_inactive + lv.nr_active) + kSwapClusterMax;
+    const Stretch st = inactive_stretch(lv);
+    if (st.folios == 0) {  // the folio at EOF, as the per-folio loop takes it
+      uint64_t scanned = 0;
+      if (shrink_one_inactive(k, &scanned)) {
+        futile = 0;
+      } else if ((futile += scanned) > limit) {
+        break;
+      }
+      continue;
+    }
+    const uint64_t e = st.run->folio_pages();
+    uint64_t q = st.folios;
+    if (st.fate == Fate::kEvict) {
+      const uint64_t over = k.nr_charged() + nr - k.capacity_pages();
+      q = balanced_steps(lv, e, std::min(q, (over + e - 1) / e), st.fate);
+      apply(k, st, q);
+      futile = 0;
+      continue;
+    }
+    // Nothing freed: the loop gives up once the futile scans pass the limit
+    // (the lists' total does not change as these folios move).
+    q = balanced_steps(lv, e, std::min(q, (limit - futile) / e + 1), st.fate);
+    apply(k, st, q);
+    if ((futile += q * e) > limit) break;
+  }
+  k.set_reclaim_gave_up(k.nr_charged() + nr > k.capacity_pages());
+}
 }  // namespace
 
 bool Vma::has_recency() const {
@@ -256,6 +550,61 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   return in_file;
 }
 
+uint64_t plan_bulk_reclaim(Kernel& k, uint64_t nr, uint64_t count, BulkReclaim* plan) {
+  *plan = BulkReclaim{};
+  plan->nr = nr;
+  plan->excess = static_cast<int64_t>(k.nr_charged()) - static_cast<int64_t>(k.capacity_pages());
+  if (plan->excess + static_cast<int64_t>(count * nr) <= 0) return count;  // no reclaim at all
+  // The insertions that fit without reclaim.
+  const uint64_t free_inserts = plan->excess < 0 ? static_cast<uint64_t>(-plan->excess) / nr : 0;
+  Lruvec& lv = k.lruvec();
+  // The tail run must be one the loop frees folio after folio, and not the
+  // list's newest (the insertions could merge into it).
+  if (lv.inactive_runs.empty() || lv.inactive_runs.oldest() == lv.inactive_runs.newest()) {
+    return free_inserts;
+  }
+  const Stretch st = inactive_stretch(lv);
+  if (st.fate != Fate::kEvict || st.folios == 0) return free_inserts;
+  plan->tail = st.run;
+  plan->folio_pages = st.run->folio_pages();
+  // The most insertions whose evictions the stretch holds.
+  const int64_t room = static_cast<int64_t>(st.folios * plan->folio_pages) - plan->excess;
+  if (room <= 0) return free_inserts;
+  return std::max(free_inserts, std::min<uint64_t>(count, static_cast<uint64_t>(room) / nr));
+}
+
+bool bulk_reclaim_keeps_balance(const Kernel& k, const BulkReclaim& plan, uint64_t m,
+                                uint64_t activated) {
+  if (plan.evictions(m) == 0) return true;  // reclaim never looks
+  const Lruvec& lv = k.lruvec();
+  const uint64_t active_max = lv.nr_active + activated * plan.nr;
+  if (active_max == 0) return true;
+  // Before each eviction the inactive list holds more than
+  // inactive + capacity - charged - nr - (pages activated) pages: the
+  // insertions so far that stayed inactive are on it, the evictions so far
+  // off it. The active list holds at most active_max, and inactive_is_low()
+  // is false while inactive x ratio >= active (the ratio only grows).
+  const int64_t low_bound = static_cast<int64_t>(lv.nr_inactive) - plan.excess -
+                            static_cast<int64_t>(plan.nr + activated * plan.nr);
+  if (low_bound <= 0) return false;
+  const uint64_t inactive = static_cast<uint64_t>(low_bound);
+  const uint64_t gb = (inactive + lv.nr_active) >> (30 - kPageShift);
+  const uint64_t ratio = gb ? static_cast<uint64_t>(std::sqrt(static_cast<double>(10 * gb))) : 1;
+  return inactive * ratio >= active_max;
+}
+
+void bulk_evict(Kernel& k, FolioRun* r, uint64_t folios) {
+  if (folios == 0) return;
+  const uint64_t pages = folios * r->folio_pages();
+  k.vmstat().inc(VmEvent::pgscan_file, pages);
+  k.vmstat().inc(VmEvent::pgsteal_file, pages);
+  // The tracepoints come from the caller, in order with its insertions.
+  Tracer* tracer = k.tracer();
+  k.set_tracer(nullptr);
+  evict_run(k, take_front(r, folios), /*shadows=*/false);
+  k.set_tracer(tracer);
+}
+
 bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   for (const Vma* vma : as.i_mmap()) {
     const uint64_t nr = as.folio_nr_pages(head);
@@ -275,6 +624,7 @@ bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
 }
 
 void reclaim_for(Kernel& k, uint64_t nr) {
+  if (k.runs()) return reclaim_for_runs(k, nr);
   Lruvec& lv = k.lruvec();
   uint64_t futile = 0;  // pages scanned since the last one was freed
   while (k.nr_charged() + nr > k.capacity_pages()) {

@@ -28,6 +28,33 @@ inline void reclaim_if_needed(Kernel& k) { reclaim_for(k, 0); }
 // Unmaps and drops one folio (reclaim's __remove_mapping, or invalidation
 // when shadow is false). Returns the pages freed.
 uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow);
+// The runs engine's reclaim for insertions made many at a time: what
+// reclaim_for(k, nr) would do before each of `count` insertions of nr pages
+// when it only ever evicts folios of the inactive list's tail run, each of
+// which it reclaims (none locked, held, mapped or past EOF).
+struct BulkReclaim {
+  FolioRun* tail = nullptr;  // the run evicted from (nullptr: none needed)
+  uint64_t folio_pages = 1;  // its folios' pages
+  int64_t excess = 0;        // charged - capacity before the first insertion
+  uint64_t nr = 0;           // pages per insertion
+  // Folios evicted before the j-th insertion is charged (j from 1), in all.
+  uint64_t evictions(uint64_t j) const {
+    const int64_t over = excess + static_cast<int64_t>(j * nr);
+    return over <= 0 ? 0 : (static_cast<uint64_t>(over) + folio_pages - 1) / folio_pages;
+  }
+};
+// How many of the `count` insertions the plan serves (0: the next one needs
+// the per-folio reclaim).
+uint64_t plan_bulk_reclaim(Kernel& k, uint64_t nr, uint64_t count, BulkReclaim* plan);
+// Whether inactive_is_low() stays false at every step of the plan's reclaim
+// for m insertions of which `activated` go to the active list.
+bool bulk_reclaim_keeps_balance(const Kernel& k, const BulkReclaim& plan, uint64_t m,
+                                uint64_t activated);
+// Reclaims the first `folios` folios of the tail run as shrink_one_inactive
+// and evict_folio reclaim each, but for their shadow entries and the
+// workingset clock, which the caller sets (the clock may move between two
+// evictions), and their tracepoints, which the caller emits in order.
+void bulk_evict(Kernel& k, FolioRun* tail, uint64_t folios);
 // Removes a folio from the page cache without a shadow (truncate, fadvise).
 // Mapped folios are left alone, as invalidate_mapping_pages() does.
 bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head);
