@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build g++ pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
+  libabsl-dev  # absl::btree_map, the runs engine's ordered maps
   e2fsprogs xfsprogs util-linux strace procps  # procps: pgrep/pkill in tests/fault_injection_test.sh
   git python3 python3-numpy python3-lmdb  # scripts/validate
   python3-dev python3-pybind11 python3-pytest python3-pandas python3-matplotlib  # the Python module

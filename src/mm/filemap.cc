@@ -139,6 +139,16 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
 // Returns the first index of it that lies at or after `index`.
 pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) {
   const pgoff_t max_idx = as.nr_pages();
+  if (const FolioRuns* runs = as.runs()) {
+    // A run's folios all pass or all fail.
+    auto& rs = const_cast<FolioRuns&>(*runs);
+    for (FolioRun* r = rs.next_run(index); r; r = rs.next_run_after(r)) {
+      const pgoff_t at = std::max(index, r->start);
+      if (at > end || at >= max_idx) break;
+      if ((r->flags & kPgUptodate) && !(r->flags & kPgReadahead)) return at;
+    }
+    return kNoIndex;
+  }
   while (index <= end && index < max_idx) {
     if (!as.present(index)) {
       ++index;
@@ -198,6 +208,30 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     }
   }
   while (idx != kNoIndex) {
+    if (const FolioRun* r = as.runs() ? as.runs()->find(idx) : nullptr; r && r->order == 0) {
+      // The runs engine: the pages of a run of order-0 folios inside the
+      // window, each one folio, mapped at once; every count the loop below
+      // keeps per folio is one per page here.
+      const bool workingset = r->flags & kPgWorkingset;
+      const pgoff_t last = std::min<pgoff_t>(r->end() - 1, end_pgoff);
+      const uint64_t pages = last - idx + 1;
+      if (!(prof.workingset_exclusion && workingset)) local_miss += static_cast<uint32_t>(pages);
+      const bool fault_here = vmf.pgoff >= idx && vmf.pgoff <= last &&
+                              !(vma.ptes[vmf.pgoff - vma.vm_pgoff] & kPtePresent);
+      const uint64_t mapped_here = set_pte_range(k, vmf, idx, pages, /*writable=*/false);
+      rss += mapped_here;
+      k.cpu_work(CpuCost::map_folio_ns, mapped_here);
+      if (!prof.batched_rss && mapped_here) {
+        vma.vm_mm->add_rss(counter, static_cast<int64_t>(mapped_here));
+        k.vmstat().inc(VmEvent::rss_updates, mapped_here);
+      }
+      if (fault_here) {
+        ret |= VM_FAULT_NOPAGE;
+        if (!workingset) ++p1_credit;
+      }
+      idx = next_uptodate_folio(as, last + 1, end_pgoff);
+      continue;
+    }
     const pgoff_t head = as.head(idx);
     const uint64_t nr = as.folio_nr_pages(head);
     const bool workingset = as.test(head, kPgWorkingset);

@@ -51,6 +51,45 @@ vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
   return filemap_map_pages(k, vmf, start, end);
 }
 
+// set_pte_range() of the runs engine: the pages without a PTE in the range
+// get theirs as stretches, and the folios holding them PG_mapped as runs.
+uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
+  Vma& vma = *vmf.vma;
+  const uint64_t first = pgoff - vma.vm_pgoff, last = first + nr;
+  uint8_t base = kPtePresent;
+  if (writable) base |= kPteWrite | kPteDirty;
+  const uint8_t prefault = k.profile().prefault_young ? base | kPteYoung : base;
+  const uint8_t faulting = base | kPteYoung;
+  const uint64_t fault_at = vmf.pgoff - vma.vm_pgoff;
+  // The stretches without a present PTE.
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;
+  uint64_t at = first;
+  vma.ptes.for_each_set(first, last, [&](uint64_t s, uint64_t e, uint8_t pte) {
+    if (!(pte & kPtePresent)) return;
+    if (s > at) gaps.emplace_back(at, s);
+    at = e;
+  });
+  if (at < last) gaps.emplace_back(at, last);
+  uint64_t set = 0;
+  AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
+  for (const auto& [s, e] : gaps) {
+    if (fault_at >= s && fault_at < e) {
+      vma.ptes.set_range(s, fault_at - s, prefault);
+      vma.ptes.set(fault_at, faulting);
+      vma.ptes.set_range(fault_at + 1, e - fault_at - 1, prefault);
+    } else {
+      vma.ptes.set_range(s, e - s, prefault);
+    }
+    if (as) as->set_range(vma.vm_pgoff + s, vma.vm_pgoff + e, kPgMapped);
+    for (uint64_t slot = vma.pmd_slot(s); slot <= vma.pmd_slot(e - 1); ++slot) {
+      vma.pte_table.mut(slot) = 1;
+    }
+    set += e - s;
+  }
+  k.cpu_work(CpuCost::map_page_ns, set);
+  return set;
+}
+
 // finish_fault(): maps the folio ->fault returned: with one PMD if it is of
 // PMD order and the page table is not there yet; whole if it is large, inside
 // EOF (shmem excepted), inside the VMA and one page table, and none of its
@@ -209,6 +248,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
 
 uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
   Vma& vma = *vmf.vma;
+  if (k.runs() && nr > 1) return set_pte_range_runs(k, vmf, pgoff, nr, writable);
   uint64_t set = 0;
   for (uint64_t i = 0; i < nr; ++i) {
     const pgoff_t p = pgoff + i;

@@ -74,6 +74,29 @@ void AddressSpace::clear_range(pgoff_t start, pgoff_t end, uint16_t bit) {
   }
 }
 
+void AddressSpace::set_range(pgoff_t start, pgoff_t end, uint16_t bit) {
+  if (!runs_) {
+    for (pgoff_t i = next_present(start, end - 1); i != kNoIndex;) {
+      const pgoff_t h = head(i);
+      set(h, bit);
+      i = h + folio_nr_pages(h) < end ? next_present(h + folio_nr_pages(h), end - 1) : kNoIndex;
+    }
+    return;
+  }
+  for (FolioRun* r = runs_->next_run(start); r && r->start < end;) {
+    if (r->flags & bit) {
+      r = runs_->next_run_after(r);
+      continue;
+    }
+    const pgoff_t a = r->head_of(std::max(start, r->start));
+    const pgoff_t b = std::min(r->end(), r->head_of(end - 1) + r->folio_pages());
+    if (a > r->start) r = runs_->split(r, a);
+    if (b < r->end()) runs_->split(r, b);
+    r->flags = static_cast<uint16_t>(r->flags | bit);
+    r = runs_->next_run_after(runs_->merge(r));
+  }
+}
+
 bool AddressSpace::touch_runs(pgoff_t i) {
   const FolioRun* r = runs_->find(i);
   if (r && (r->flags & kPgRaUnused)) clear(r->head_of(i), kPgRaUnused);

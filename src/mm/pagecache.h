@@ -97,6 +97,8 @@ class AddressSpace {
   }
   // Clears `bit` on every folio of [start, end) (folio boundaries).
   void clear_range(pgoff_t start, pgoff_t end, uint16_t bit);
+  // Sets `bit` on every resident folio holding a page of [start, end).
+  void set_range(pgoff_t start, pgoff_t end, uint16_t bit);
   bool test_and_clear(pgoff_t head, uint16_t bit) {
     const bool was = test(head, bit);
     if (was) clear(head, bit);

@@ -7,17 +7,34 @@
 
 namespace faultline::mm {
 
+FolioRun* FolioRuns::alloc() {
+  if (free_.empty()) {
+    constexpr size_t kChunk = 1024;
+    chunks_.push_back(std::make_unique<FolioRun[]>(kChunk));
+    for (size_t i = kChunk; i-- > 0;) free_.push_back(&chunks_.back()[i]);
+  }
+  FolioRun* r = free_.back();
+  free_.pop_back();
+  return r;
+}
+
+void FolioRuns::release(FolioRun* r) {
+  if (finger_ == r) finger_ = nullptr;
+  *r = FolioRun{};
+  free_.push_back(r);
+}
+
 FolioRun* FolioRuns::split(FolioRun* r, pgoff_t at) {
   FAULTLINE_DCHECK(at > r->start && at < r->end());
   FAULTLINE_DCHECK(((at - r->start) & (r->folio_pages() - 1)) == 0);
   const auto left = static_cast<uint32_t>((at - r->start) >> r->order);
-  FolioRun n = *r;
-  n.start = at;
-  n.nr = r->nr - left;
-  n.older = n.newer = nullptr;
+  FolioRun* right = alloc();
+  *right = *r;
+  right->start = at;
+  right->nr = r->nr - left;
+  right->older = right->newer = nullptr;
   r->nr = left;
-  auto it = runs_.emplace_hint(std::next(runs_.find(r->start)), at, n);
-  FolioRun* right = &it->second;
+  runs_.emplace(at, right);
   if (r->flags & kPgLru) RunList::link_after(r, right);
   return right;
 }
@@ -39,43 +56,45 @@ bool FolioRuns::mergeable(const FolioRun& a, const FolioRun& b) const {
   return (a.flags & kPgLru) ? a.newer == &b : shmem_;
 }
 
+// Merges b into a (a's end is b's start), dropping b.
+void FolioRuns::absorb(FolioRun* a, FolioRun* b) {
+  a->nr += b->nr;
+  if (b->flags & kPgLru) RunList::unlink(b);
+  runs_.erase(b->start);
+  release(b);
+}
+
 FolioRun* FolioRuns::merge(FolioRun* r) {
   auto it = runs_.find(r->start);
   if (it != runs_.begin()) {
-    FolioRun* left = &std::prev(it)->second;
+    FolioRun* left = std::prev(it)->second;
     if (mergeable(*left, *r)) {
-      left->nr += r->nr;
-      if (r->flags & kPgLru) RunList::unlink(r);
-      runs_.erase(it);
+      absorb(left, r);
       r = left;
       it = runs_.find(r->start);
     }
   }
   auto next = std::next(it);
-  if (next != runs_.end() && mergeable(*r, next->second)) {
-    FolioRun* right = &next->second;
-    r->nr += right->nr;
-    if (right->flags & kPgLru) RunList::unlink(right);
-    runs_.erase(next);
-  }
+  if (next != runs_.end() && mergeable(*r, *next->second)) absorb(r, next->second);
   return r;
 }
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {
-  FolioRun n;
-  n.start = start;
-  n.nr = nr;
-  n.order = static_cast<uint8_t>(order);
-  n.flags = flags;
-  n.as = owner_;
-  auto [it, added] = runs_.emplace(start, n);
+  FolioRun* r = alloc();
+  r->start = start;
+  r->nr = nr;
+  r->order = static_cast<uint8_t>(order);
+  r->flags = flags;
+  r->as = owner_;
+  [[maybe_unused]] const bool added = runs_.emplace(start, r).second;
   FAULTLINE_DCHECK(added);
-  return &it->second;
+  return r;
 }
 
 void FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
   runs_.erase(r->start);
+  release(r);
 }
 
 bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
@@ -102,25 +121,23 @@ void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t
                             uint32_t stride, bool ws) {
   if (start >= end) return;
   ShadowRun n{start, end, start, base, stride, static_cast<uint8_t>(order), ws};
+  // Joined to the run before it and the run after it where the ages go on.
+  auto next = shadows_.lower_bound(start);
+  FAULTLINE_DCHECK(next == shadows_.end() || next->first >= end);
+  if (next != shadows_.end() && shadows_continue(n, next->second)) {
+    n.end = next->second.end;
+    shadows_.erase(next);
+  }
   auto it = shadows_.lower_bound(start);
-  FAULTLINE_DCHECK(it == shadows_.end() || it->first >= end);
   if (it != shadows_.begin()) {
-    auto prev = std::prev(it);
-    FAULTLINE_DCHECK(prev->second.end <= start);
-    if (shadows_continue(prev->second, n)) {
-      prev->second.end = end;
-      if (it != shadows_.end() && shadows_continue(prev->second, it->second)) {
-        prev->second.end = it->second.end;
-        shadows_.erase(it);
-      }
+    ShadowRun& prev = std::prev(it)->second;
+    FAULTLINE_DCHECK(prev.end <= start);
+    if (shadows_continue(prev, n)) {
+      prev.end = n.end;
       return;
     }
   }
-  if (it != shadows_.end() && shadows_continue(n, it->second)) {
-    n.end = it->second.end;
-    it = shadows_.erase(it);
-  }
-  shadows_.emplace_hint(it, start, n);
+  shadows_.emplace(start, n);
 }
 
 bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws) {
@@ -129,34 +146,36 @@ bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* w
     auto prev = std::prev(it);
     if (prev->second.end > first) it = prev;
   }
-  bool found = false;
+  if (it == shadows_.end() || it->first >= last) return false;
+  *age = it->second.age(std::max(it->second.start, first));
+  *ws = it->second.ws;
+  // The runs that meet the range go; their parts before and after it stay.
+  ShadowRun before{}, after{};
+  bool has_before = false, has_after = false;
   while (it != shadows_.end() && it->first < last) {
-    ShadowRun& s = it->second;
-    if (!found) {
-      found = true;
-      *age = s.age(std::max(s.start, first));
-      *ws = s.ws;
+    const ShadowRun s = it->second;
+    if (s.start < first) {
+      before = s;
+      before.end = first;
+      has_before = true;
     }
     if (s.end > last) {
-      // The part after the range stays.
-      ShadowRun after = s;
+      after = s;
       after.start = last;
-      shadows_.emplace_hint(std::next(it), last, after);
+      has_after = true;
     }
-    if (s.start < first) {
-      s.end = first;  // the part before the range stays
-      ++it;
-    } else {
-      it = shadows_.erase(it);
-    }
+    it = shadows_.erase(it);
   }
-  return found;
+  if (has_before) shadows_.emplace(before.start, before);
+  if (has_after) shadows_.emplace(after.start, after);
+  return true;
 }
 
 uint64_t FolioRuns::bytes() const {
-  constexpr uint64_t kNode = 32;  // a tree node's colour and three pointers
-  return runs_.size() * (sizeof(std::pair<pgoff_t, FolioRun>) + kNode) +
-         shadows_.size() * (sizeof(std::pair<pgoff_t, ShadowRun>) + kNode) + touched_.bytes();
+  // B-tree entries (nodes at most half empty) and the runs' chunks.
+  return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
+         chunks_.size() * 1024 * sizeof(FolioRun) +
+         shadows_.size() * sizeof(std::pair<pgoff_t, ShadowRun>) * 3 / 2 + touched_.bytes();
 }
 
 }  // namespace faultline::mm

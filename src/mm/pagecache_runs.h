@@ -17,9 +17,13 @@
 // pages the workload ever touched, as runs.
 #pragma once
 
+#include <absl/container/btree_map.h>
+
 #include <cstdint>
 #include <iterator>
-#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "mm/page_flags.h"
 #include "mm/types.h"
@@ -94,12 +98,16 @@ class FolioRuns {
   FolioRuns(const FolioRuns&) = delete;
   FolioRuns& operator=(const FolioRuns&) = delete;
 
-  // The run holding index i, or nullptr.
+  // The run holding index i, or nullptr. The fault path asks about the
+  // same run many times in a row: the last one found is tried first.
   FolioRun* find(pgoff_t i) {
+    if (finger_ && i >= finger_->start && i < finger_->end()) return finger_;
     auto it = runs_.upper_bound(i);
     if (it == runs_.begin()) return nullptr;
     --it;
-    return i < it->second.end() ? &it->second : nullptr;
+    if (i >= it->second->end()) return nullptr;
+    finger_ = it->second;
+    return finger_;
   }
   const FolioRun* find(pgoff_t i) const { return const_cast<FolioRuns*>(this)->find(i); }
   // The first run ending after i (holding i or wholly after it), or nullptr.
@@ -107,17 +115,17 @@ class FolioRuns {
     auto it = runs_.upper_bound(i);
     if (it != runs_.begin()) {
       auto prev = std::prev(it);
-      if (i < prev->second.end()) return &prev->second;
+      if (i < prev->second->end()) return prev->second;
     }
-    return it == runs_.end() ? nullptr : &it->second;
+    return it == runs_.end() ? nullptr : it->second;
   }
   FolioRun* next_run_after(const FolioRun* r) {
     auto it = runs_.upper_bound(r->start);
-    return it == runs_.end() ? nullptr : &it->second;
+    return it == runs_.end() ? nullptr : it->second;
   }
   FolioRun* prev_run_before(const FolioRun* r) {
     auto it = runs_.find(r->start);
-    return it == runs_.begin() ? nullptr : &std::prev(it)->second;
+    return it == runs_.begin() ? nullptr : std::prev(it)->second;
   }
 
   // Splits r so that the folio boundary `at` (inside r) starts a run of its
@@ -136,11 +144,11 @@ class FolioRuns {
   // Calls f(run) for every run in index order; f may not add or remove runs.
   template <typename F>
   void for_each(F&& f) {
-    for (auto& [s, r] : runs_) f(r);
+    for (auto& [s, r] : runs_) f(*r);
   }
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [s, r] : runs_) f(r);
+    for (const auto& [s, r] : runs_) f(std::as_const(*r));
   }
   size_t nr_runs() const { return runs_.size(); }
 
@@ -182,6 +190,7 @@ class FolioRuns {
 
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
+  void absorb(FolioRun* a, FolioRun* b);
 
   static bool shadows_continue(const ShadowRun& a, const ShadowRun& b) {
     return a.end == b.start && a.order == b.order && a.ws == b.ws && a.stride == b.stride &&
@@ -192,8 +201,16 @@ class FolioRuns {
   AddressSpace* owner_;
   pgoff_t nr_pages_;
   bool shmem_;
-  std::map<pgoff_t, FolioRun> runs_;  // start -> run
-  std::map<pgoff_t, ShadowRun> shadows_;
+  FolioRun* alloc();
+  void release(FolioRun* r);
+
+  // start -> run. The runs themselves live in chunks that never move, so
+  // the LRU lists can link them.
+  absl::btree_map<pgoff_t, FolioRun*> runs_;
+  std::vector<std::unique_ptr<FolioRun[]>> chunks_;
+  std::vector<FolioRun*> free_;
+  FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
+  absl::btree_map<pgoff_t, ShadowRun> shadows_;
   util::RunMap<uint8_t> touched_;
 };
 

@@ -95,6 +95,7 @@ class PteTable {
     for_each_page(first, last, [&](uint64_t v, uint8_t p) { f(v, v + 1, p); });
   }
 
+  size_t nr_runs() const { return map_.nr_runs(); }
   // Bytes held (model memory).
   uint64_t bytes() const { return runs_ ? map_.bytes() : pages_.bytes(); }
 

@@ -310,10 +310,10 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   FolioRuns& runs = *as.runs();
   const uint64_t nr = uint64_t{1} << order;
   count = std::min<uint64_t>(count, index < as.nr_pages() ? (as.nr_pages() - index) >> order : 0);
-  if (count < 2 || as.shmem()) return 0;
+  if (count == 0 || as.shmem()) return 0;
   const pgoff_t cached = as.next_present(index, index + count * nr - 1);
   if (cached != kNoIndex) count = (cached - index) >> order;  // the folios before it
-  if (count < 2) return 0;
+  if (count == 0) return 0;
   BulkReclaim plan;
   uint64_t m = plan_bulk_reclaim(k, nr, count, &plan);
   if (m == 0) return 0;

@@ -1,17 +1,20 @@
 // run_map.h — an array of a fixed length kept as runs of equal values.
 //
 // Reads as a dense array of V whose every element starts as V{}; memory is
-// one node per maximal run of equal non-zero values, so it follows how many
+// one entry per maximal run of equal non-zero values, so it follows how many
 // times the values change along the array, not its length. Adjacent runs
 // of one value are always merged, so two maps that hold the same values
 // hold the same runs.
 //
-// V must be equality-comparable and cheap to copy; V{} means "nothing".
+// V must be equality-comparable and cheap to copy; V{} means "nothing". The
+// runs sit in a B-tree (absl::btree_map): at millions of runs a lookup
+// touches a few nodes, not a cache line per level of a binary tree.
 #pragma once
+
+#include <absl/container/btree_map.h>
 
 #include <cstdint>
 #include <iterator>
-#include <map>
 
 #include "util/check.h"
 
@@ -37,7 +40,7 @@ class RunMap {
     split(last);
     auto it = runs_.lower_bound(first);
     while (it != runs_.end() && it->first < last) it = runs_.erase(it);
-    if (!(v == V{})) it = runs_.emplace_hint(it, first, Run{last, v});
+    if (!(v == V{})) runs_.emplace(first, Run{last, v});
     merge_around(first, last);
   }
   void set(uint64_t i, V v) { assign(i, i + 1, v); }
@@ -67,7 +70,7 @@ class RunMap {
   }
 
   // Calls f(start, end, value) for each run meeting [first, last), clipped
-  // to it, in index order.
+  // to it, in index order. f may not change the map.
   template <typename F>
   void for_each(uint64_t first, uint64_t last, F&& f) const {
     auto it = runs_.upper_bound(first);
@@ -86,16 +89,15 @@ class RunMap {
   void clear() { runs_.clear(); }
   bool empty() const { return runs_.empty(); }
   size_t nr_runs() const { return runs_.size(); }
-  // Bytes held: a node of the tree per run (key, end, value, three
-  // pointers and a colour).
-  uint64_t bytes() const { return runs_.size() * (sizeof(typename Map::value_type) + 32); }
+  // Bytes held: the B-tree's entries (its nodes are at most half empty).
+  uint64_t bytes() const { return runs_.size() * sizeof(typename Map::value_type) * 3 / 2; }
 
  private:
   struct Run {
     uint64_t end;
     V v;
   };
-  using Map = std::map<uint64_t, Run>;
+  using Map = absl::btree_map<uint64_t, Run>;
 
   // Makes `at` the start of a run if a run covers it.
   void split(uint64_t at) {
@@ -103,19 +105,24 @@ class RunMap {
     if (it == runs_.begin()) return;
     --it;
     if (it->first < at && at < it->second.end) {
-      runs_.emplace_hint(std::next(it), at, Run{it->second.end, it->second.v});
+      const Run right{it->second.end, it->second.v};
       it->second.end = at;
+      runs_.emplace(at, right);
     }
   }
-  // Merges runs of equal values that touch inside [first - 1, last].
+  // Merges runs of equal values that touch inside [first - 1, last]. (An
+  // erase invalidates the B-tree's iterators: the merged run is looked up
+  // again.)
   void merge_around(uint64_t first, uint64_t last) {
     auto it = runs_.upper_bound(first > 0 ? first - 1 : 0);
     if (it != runs_.begin()) --it;
     while (it != runs_.end() && it->first <= last) {
       auto next = std::next(it);
       if (next != runs_.end() && it->second.end == next->first && it->second.v == next->second.v) {
+        const uint64_t key = it->first;
         it->second.end = next->second.end;
         runs_.erase(next);
+        it = runs_.find(key);
       } else {
         it = next;
       }
