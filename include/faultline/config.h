@@ -156,8 +156,9 @@ struct ModelConfig {
   // end (mm/invariants.h); 0: never. A violation fails the run.
   uint64_t invariants = 0;
   // model.engine: how the model holds the page cache, LRU and page tables
-  // (mm/types.h). Both give the same counters; pages is the reference.
-  mm::ModelEngine engine = mm::ModelEngine::kPages;
+  // (mm/types.h). Both give the same counters; pages is the reference,
+  // runs the default.
+  mm::ModelEngine engine = mm::ModelEngine::kRuns;
 };
 
 struct Config {

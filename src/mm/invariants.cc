@@ -174,7 +174,7 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
             r.add("a present PTE at page " + std::to_string(v) + " of a mapping of ino " +
                   std::to_string(as->ino()) + " maps index " + std::to_string(p) +
                   ", which is not resident");
-          } else if (!as->test(as->head(p), kPgMapped)) {
+          } else if (!as->folio_mapped(as->head(p))) {
             r.add(at(*as, as->head(p)) + ": mapped by a PTE but not marked mapped");
           }
           ++rss[as->shmem() ? MM_SHMEMPAGES : MM_FILEPAGES];

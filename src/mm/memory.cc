@@ -52,7 +52,8 @@ vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
 }
 
 // set_pte_range() of the runs engine: the pages without a PTE in the range
-// get theirs as stretches, and the folios holding them PG_mapped as runs.
+// get theirs as stretches (whether a folio is mapped, the runs engine reads
+// off the page tables).
 uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
   Vma& vma = *vmf.vma;
   const uint64_t first = pgoff - vma.vm_pgoff, last = first + nr;
@@ -71,7 +72,6 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
   });
   if (at < last) gaps.emplace_back(at, last);
   uint64_t set = 0;
-  AddressSpace* as = vma.vm_file ? vma.vm_file->mapping : nullptr;
   for (const auto& [s, e] : gaps) {
     if (fault_at >= s && fault_at < e) {
       vma.ptes.set_range(s, fault_at - s, prefault);
@@ -80,7 +80,6 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
     } else {
       vma.ptes.set_range(s, e - s, prefault);
     }
-    if (as) as->set_range(vma.vm_pgoff + s, vma.vm_pgoff + e, kPgMapped);
     for (uint64_t slot = vma.pmd_slot(s); slot <= vma.pmd_slot(e - 1); ++slot) {
       vma.pte_table.mut(slot) = 1;
     }
@@ -259,7 +258,8 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
     vma.ptes.set(vpage, v);
-    if (vma.vm_file) vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
+    if (vma.vm_file && !k.runs())
+      vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
     vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mm/mm.h"
+
 namespace faultline::mm {
 
 AddressSpace::AddressSpace(uint32_t ino, uint64_t size_bytes, bool shmem, unsigned max_order,
@@ -46,7 +48,35 @@ uint32_t AddressSpace::shadow_age(pgoff_t i) const {
 
 const FolioRun* AddressSpace::find_run(pgoff_t i) const { return runs_->find(i); }
 
+uint16_t AddressSpace::folio_flags_runs(pgoff_t head) const {
+  const FolioRun* r = runs_->find(head);
+  if (!r) return 0;
+  return static_cast<uint16_t>(r->flags | (runs_->ra_unused().get(head) ? kPgRaUnused : 0));
+}
+
+bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
+  for (const Vma* vma : i_mmap_) {
+    const pgoff_t lo = std::max(first, vma->vm_pgoff);
+    const pgoff_t hi = std::min(last, vma->vm_pgoff + vma->nr_pages());
+    if (lo >= hi) continue;
+    bool mapped = false;
+    vma->ptes.for_each_set(lo - vma->vm_pgoff, hi - vma->vm_pgoff,
+                           [&](uint64_t, uint64_t, uint8_t pte) {
+                             mapped |= (pte & kPtePresent) && !(pte & kPteAnon);
+                           });
+    if (mapped) return true;
+  }
+  return false;
+}
+
 void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
+  // PG_mapped is the page tables' to say; kPgRaUnused lives beside the runs.
+  bit = static_cast<uint16_t>(bit & ~kPgMapped);
+  if (bit & kPgRaUnused) {
+    runs_->ra_unused().assign(head, head + folio_nr_pages(head), on ? 1 : 0);
+    bit = static_cast<uint16_t>(bit & ~kPgRaUnused);
+  }
+  if (!bit) return;
   FolioRun* r = runs_->find(head);
   FAULTLINE_DCHECK(r && r->head_of(head) == head);
   const uint16_t flags =
@@ -98,8 +128,11 @@ void AddressSpace::set_range(pgoff_t start, pgoff_t end, uint16_t bit) {
 }
 
 bool AddressSpace::touch_runs(pgoff_t i) {
-  const FolioRun* r = runs_->find(i);
-  if (r && (r->flags & kPgRaUnused)) clear(r->head_of(i), kPgRaUnused);
+  if (runs_->ra_unused().get(i)) {
+    const FolioRun* r = runs_->find(i);
+    const pgoff_t h = r->head_of(i);
+    runs_->ra_unused().assign(h, h + r->folio_pages(), 0);
+  }
   util::RunMap<uint8_t>& t = runs_->touched();
   if (t.get(i)) return false;
   t.set(i, 1);
@@ -206,16 +239,7 @@ void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workings
 void AddressSpace::reset_touches() {
   if (runs_) {
     runs_->touched().clear();
-    // Clearing a flag merges runs: collect the heads first.
-    std::vector<pgoff_t> marked;
-    runs_->for_each([&](const FolioRun& r) {
-      if (r.flags & kPgRaUnused) marked.push_back(r.start);
-    });
-    for (const pgoff_t s : marked) {
-      FolioRun* r = runs_->find(s);
-      r->flags = static_cast<uint16_t>(r->flags & ~kPgRaUnused);
-      runs_->merge(r);
-    }
+    runs_->ra_unused().clear();
     return;
   }
   slots_.for_each_leaf([](pgoff_t, Slot* leaf, uint64_t n) {
@@ -229,9 +253,7 @@ void AddressSpace::reset_touches() {
 uint64_t AddressSpace::nr_ra_unused_pages() const {
   uint64_t n = 0;
   if (runs_) {
-    runs_->for_each([&](const FolioRun& r) {
-      if (r.flags & kPgRaUnused) n += in_file(r.start, r.nr_pages());
-    });
+    runs_->ra_unused().for_each(0, nr_pages_, [&](uint64_t a, uint64_t b, uint8_t) { n += b - a; });
     return n;
   }
   for_each_folio([&](pgoff_t head, unsigned order, uint16_t flags) {

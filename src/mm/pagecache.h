@@ -72,15 +72,25 @@ class AddressSpace {
     return round_down(i, uint64_t{1} << slots_[i].order);
   }
   [[gnu::always_inline]] uint32_t folio_nr_pages(pgoff_t head) const { return 1u << order(head); }
+  // The folio's flags (the runs engine: but for kPgMapped; ask
+  // folio_mapped()).
   [[gnu::always_inline]] uint16_t folio_flags(pgoff_t head) const {
-    if (runs_) [[unlikely]] {
-      const FolioRun* r = find_run(head);
-      return r ? r->flags : 0;
-    }
+    if (runs_) [[unlikely]]
+      return folio_flags_runs(head);
     return slots_[head].flags;
   }
   [[gnu::always_inline]] bool test(pgoff_t head, uint16_t bit) const {
+    FAULTLINE_DCHECK(!runs_ || !(bit & kPgMapped));
     return folio_flags(head) & bit;
+  }
+  // folio_mapped(): some PTE maps a page of the folio. The pages engine
+  // keeps it as kPgMapped, set with a PTE and cleared by unmap_folio (a
+  // zapped folio keeps it, harmlessly: nothing maps it to find); the runs
+  // engine asks the page tables of the file's VMAs.
+  bool folio_mapped(pgoff_t head) const {
+    if (runs_) [[unlikely]]
+      return mapped_runs(head, head + folio_nr_pages(head));
+    return slots_[head].flags & kPgMapped;
   }
   // Flags of a resident folio (its leaf of slots_ was written by install()).
   [[gnu::always_inline]] void set(pgoff_t head, uint16_t bit) {
@@ -166,6 +176,8 @@ class AddressSpace {
   // The runs engine's side of the calls above, out of line so that the
   // per-page side stays small enough to inline.
   const FolioRun* find_run(pgoff_t i) const;
+  uint16_t folio_flags_runs(pgoff_t head) const;
+  bool mapped_runs(pgoff_t first, pgoff_t last) const;
   void set_runs(pgoff_t head, uint16_t bit, bool on);
   bool touch_runs(pgoff_t i);
 

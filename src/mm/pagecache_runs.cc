@@ -80,6 +80,8 @@ FolioRun* FolioRuns::merge(FolioRun* r) {
 }
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {
+  if (flags & kPgRaUnused) ra_unused_.assign(start, start + (uint64_t{nr} << order), 1);
+  flags = static_cast<uint16_t>(flags & ~(kPgRaUnused | kPgMapped));
   FolioRun* r = alloc();
   r->start = start;
   r->nr = nr;
@@ -93,6 +95,7 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
 
 void FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
+  ra_unused_.assign(r->start, r->end(), 0);
   runs_.erase(r->start);
   release(r);
 }
@@ -175,7 +178,8 @@ uint64_t FolioRuns::bytes() const {
   // B-tree entries (nodes at most half empty) and the runs' chunks.
   return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
          chunks_.size() * 1024 * sizeof(FolioRun) +
-         shadows_.size() * sizeof(std::pair<pgoff_t, ShadowRun>) * 3 / 2 + touched_.bytes();
+         shadows_.size() * sizeof(std::pair<pgoff_t, ShadowRun>) * 3 / 2 + touched_.bytes() +
+         ra_unused_.bytes();
 }
 
 }  // namespace faultline::mm

@@ -35,7 +35,9 @@ namespace faultline::mm {
 class AddressSpace;
 
 // nr folios of 2^order pages from `start`, with the same flags (PageBits of
-// each head page); older/newer link it on an LRU list (PG_lru in flags).
+// each head page, but for kPgMapped, which the runs engine reads off the
+// page tables, and kPgRaUnused, kept in FolioRuns::ra_unused());
+// older/newer link it on an LRU list (PG_lru in flags).
 struct FolioRun {
   pgoff_t start = 0;
   uint32_t nr = 0;
@@ -184,6 +186,11 @@ class FolioRuns {
   // Pages the workload touched.
   util::RunMap<uint8_t>& touched() { return touched_; }
   const util::RunMap<uint8_t>& touched() const { return touched_; }
+  // The pages of folios that carry kPgRaUnused (read ahead, not touched
+  // since): kept beside the runs, not in their flags, so that the touch of
+  // one page does not split the run of the window it was read with.
+  util::RunMap<uint8_t>& ra_unused() { return ra_unused_; }
+  const util::RunMap<uint8_t>& ra_unused() const { return ra_unused_; }
 
   // Bytes held (model memory): tree nodes of runs, shadows and touches.
   uint64_t bytes() const;
@@ -212,6 +219,7 @@ class FolioRuns {
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
   absl::btree_map<pgoff_t, ShadowRun> shadows_;
   util::RunMap<uint8_t> touched_;
+  util::RunMap<uint8_t> ra_unused_;
 };
 
 }  // namespace faultline::mm

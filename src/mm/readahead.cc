@@ -258,45 +258,93 @@ class BulkInsert {
   std::vector<InsertGroup> groups_;
 };
 
-// The shadows of the evictions [k0, k1) of the plan's tail run, made before
-// insertions whose activations had moved the clock by `moved` pages: ages
-// clock + e x k + moved, one run of them.
-struct ShadowWriter {
-  FolioRuns* runs = nullptr;
-  pgoff_t tail_start = 0;
-  unsigned order = 0;
+// The evictions of a BulkReclaim plan, run by run: eviction k (from 0)
+// frees the folio at segment(k).start + (k - segment(k).first) x e.
+struct EvictedRuns {
+  struct Segment {
+    FolioRuns* runs;
+    AddressSpace* as;
+    pgoff_t start;
+    uint64_t first, end;  // evictions [first, end)
+    unsigned order;
+    bool ws;
+  };
+  std::vector<Segment> segments;
   uint64_t e = 1;
-  bool ws = false;
-  // The pending run: evictions [k0, k1), the first with age base, each next
-  // `stride` later.
-  uint64_t k0 = 0, k1 = 0;
-  uint32_t base = 0, stride = 0;
 
-  // Evictions [ka, kb), the first with age `age`, each next `step` later.
+  EvictedRuns(const Lruvec& lv, FolioRun* tail, uint64_t folios, uint64_t folio_pages)
+      : e(folio_pages) {
+    uint64_t k = 0;
+    for (FolioRun* r = tail; r && k < folios;
+         r = const_cast<RunList&>(lv.inactive_runs).newer_than(r)) {
+      const uint64_t n = std::min<uint64_t>(r->nr, folios - k);
+      segments.push_back(
+          {r->as->runs(), r->as, r->start, k, k + n, r->order, (r->flags & kPgWorkingset) != 0});
+      k += n;
+    }
+  }
+  const Segment& of(uint64_t k) const {
+    size_t i = 0;
+    while (segments[i].end <= k) ++i;
+    return segments[i];
+  }
+  pgoff_t page(uint64_t k) const {
+    const Segment& g = of(k);
+    return g.start + (k - g.first) * e;
+  }
+};
+
+// The shadows of evictions [ka, kb), the first with age `age`, each next
+// `step` later, gathered into as few shadow runs as the ages allow.
+class ShadowWriter {
+ public:
+  explicit ShadowWriter(const EvictedRuns& ev) : ev_(ev) {}
+  ~ShadowWriter() { flush(); }
+
   void add(uint64_t ka, uint64_t kb, uint32_t age, uint32_t step) {
-    if (ka >= kb) return;
-    const uint64_t have = k1 - k0, more = kb - ka;
-    if (have && ka == k1) {
+    for (const EvictedRuns::Segment& g : ev_.segments) {
+      const uint64_t a = std::max(ka, g.first), b = std::min(kb, g.end);
+      if (a < b) add_piece(&g, a, b, static_cast<uint32_t>(age + (a - ka) * step), step);
+    }
+  }
+  void flush() {
+    if (k1_ > k0_) {
+      seg_->runs->add_shadows(seg_->start + (k0_ - seg_->first) * ev_.e,
+                              seg_->start + (k1_ - seg_->first) * ev_.e, seg_->order, base_,
+                              stride_, seg_->ws);
+    }
+    k0_ = k1_ = 0;
+  }
+
+ private:
+  void add_piece(const EvictedRuns::Segment* g, uint64_t ka, uint64_t kb, uint32_t age,
+                 uint32_t step) {
+    const uint64_t have = k1_ - k0_, more = kb - ka;
+    if (have && g == seg_ && ka == k1_) {
       // One stride for both, fixed by whichever holds two or more.
-      const uint32_t s = have >= 2 ? stride : more >= 2 ? step : static_cast<uint32_t>(age - base);
-      if ((more < 2 || step == s) && static_cast<uint32_t>(base + have * s) == age) {
-        stride = s;
-        k1 = kb;
+      const uint32_t st = have >= 2   ? stride_
+                          : more >= 2 ? step
+                                      : static_cast<uint32_t>(age - base_);
+      if ((more < 2 || step == st) && static_cast<uint32_t>(base_ + have * st) == age) {
+        stride_ = st;
+        k1_ = kb;
         return;
       }
     }
     flush();
-    k0 = ka;
-    k1 = kb;
-    base = age;
-    stride = step;
+    seg_ = g;
+    k0_ = ka;
+    k1_ = kb;
+    base_ = age;
+    stride_ = step;
   }
-  void flush() {
-    if (k1 > k0) {
-      runs->add_shadows(tail_start + k0 * e, tail_start + k1 * e, order, base, stride, ws);
-    }
-    k0 = k1 = 0;
-  }
+
+  const EvictedRuns& ev_;
+  // The pending run: evictions [k0_, k1_) of segment seg_, the first with
+  // age base_, each next stride_ later.
+  const EvictedRuns::Segment* seg_ = nullptr;
+  uint64_t k0_ = 0, k1_ = 0;
+  uint32_t base_ = 0, stride_ = 0;
 };
 
 // The runs engine: adds up to `count` folios of `order` from `index` at once
@@ -329,14 +377,16 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   Lruvec& lv = k.lruvec();
   const uint64_t evicted = plan.evictions(m);
   const uint64_t e = plan.folio_pages;
+  const EvictedRuns victims(lv, plan.tail, evicted, e);
   if (k.tracing()) {
     // The kernel's order: each insertion's reclaim, then the insertion.
     for (uint64_t j = 0, ev = 0; j < m; ++j) {
       for (; ev < insert.before(j); ++ev) {
+        const EvictedRuns::Segment& g = victims.of(ev);
         k.trace({.kind = TraceKind::kDeleteFromPageCache,
-                 .ino = plan.tail->as->ino(),
-                 .index = plan.tail->start + ev * e,
-                 .order = plan.tail->order});
+                 .ino = g.as->ino(),
+                 .index = g.start + (ev - g.first) * e,
+                 .order = g.order});
       }
       k.trace({.kind = TraceKind::kAddToPageCache,
                .ino = as.ino(),
@@ -349,13 +399,7 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   const uint32_t clock = lv.nonresident_age;
   uint64_t moved = 0;  // pages activated so far
   if (evicted) {
-    ShadowWriter sw;
-    FolioRun* tail = plan.tail;
-    sw.runs = tail->as->runs();
-    sw.tail_start = tail->start;
-    sw.order = tail->order;
-    sw.e = e;
-    sw.ws = tail->flags & kPgWorkingset;
+    ShadowWriter sw(victims);
     for (const InsertGroup& g : insert.groups()) {
       const uint64_t ka = g.first ? insert.before(g.first - 1) : 0;
       const uint64_t kb = insert.before(g.last - 1);
@@ -373,7 +417,7 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
       }
     }
     sw.flush();
-    bulk_evict(k, tail, evicted);
+    bulk_evict(k, plan.tail, evicted);
   }
   k.set_reclaim_gave_up(false);
   // The insertions: refaults counted, each group onto its list.

@@ -137,7 +137,7 @@ void shrink_active_list(Kernel& k, uint64_t nr_to_scan) {
     const uint64_t nr = as->folio_nr_pages(head);
     scanned += nr;
     bool exec = false;
-    const int referenced = as->test(head, kPgMapped) ? folio_referenced(*as, head, &exec) : 0;
+    const int referenced = as->folio_mapped(head) ? folio_referenced(*as, head, &exec) : 0;
     lru_del(k, *as, head);
     if (referenced && exec) {
       lru_push_head(k, *as, head, /*active=*/true);  // executable code stays active
@@ -175,7 +175,7 @@ uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   // folio_check_references()
   bool exec = false;
   // Only a mapped folio has PTEs to look at (folio_mapped()).
-  const int referenced_ptes = as->test(head, kPgMapped) ? folio_referenced(*as, head, &exec) : 0;
+  const int referenced_ptes = as->folio_mapped(head) ? folio_referenced(*as, head, &exec) : 0;
   const bool referenced_folio = as->test_and_clear(head, kPgReferenced);
   lru_del(k, *as, head);
   if (referenced_ptes) {
@@ -282,18 +282,41 @@ void clear_young(const FolioRun& r, uint64_t folios) {
 
 // The stretch at the inactive tail (shrink_one_inactive and
 // folio_check_references).
-Stretch inactive_stretch(Lruvec& lv) {
+// The folios of run r, from its first, that reclaim frees one after
+// another as it frees the first: none locked, held or young, not the one at
+// EOF (which frees fewer pages than a folio).
+uint64_t evictable(const FolioRun& r) {
+  uint64_t n = r.nr;
+  if (r.end() > r.as->nr_pages()) --n;
+  if (n == 0 || (r.flags & (kPgLocked | kPgRefHeld))) return 0;
+  int refs;
+  bool exec;
+  n = referenced_stretch(r, n, &refs, &exec);
+  return refs == 0 ? n : 0;
+}
+
+// The stretch at the inactive tail. One that frees its folios goes on
+// through the runs after the tail run while they too are freed as they
+// come, with folios of the same size, up to `stop` (the newest run, which
+// insertions may join) or `max` folios.
+Stretch inactive_stretch(Lruvec& lv, const FolioRun* stop = nullptr, uint64_t max = ~uint64_t{0}) {
   FolioRun* r = lv.inactive_runs.oldest();
   uint64_t n = r->nr;
-  // The folio at EOF frees fewer pages than a folio: it goes on its own.
-  if (r->end() > r->as->nr_pages()) --n;
+  if (r->end() > r->as->nr_pages()) --n;  // the folio at EOF goes on its own
   if (n == 0) return {r, 0, Fate::kEvict};
   if (r->flags & (kPgLocked | kPgRefHeld)) return {r, n, Fate::kRotate};
-  if (!(r->flags & kPgMapped)) return {r, n, Fate::kEvict};
   int refs;
   bool exec;
   n = referenced_stretch(*r, n, &refs, &exec);
-  if (refs == 0) return {r, n, Fate::kEvict};
+  if (refs == 0) {
+    for (FolioRun* x = n == r->nr ? lv.inactive_runs.newer_than(r) : nullptr;
+         x && x != stop && x->order == r->order && n < max; x = lv.inactive_runs.newer_than(x)) {
+      const uint64_t more = evictable(*x);
+      n += more;
+      if (more < x->nr) break;
+    }
+    return {r, n, Fate::kEvict};
+  }
   if ((r->flags & kPgReferenced) || refs > 1 || exec) return {r, n, Fate::kActivate};
   return {r, n, Fate::kKeep};
 }
@@ -301,7 +324,6 @@ Stretch inactive_stretch(Lruvec& lv) {
 // The stretch at the active tail (shrink_active_list).
 Stretch active_stretch(Lruvec& lv) {
   FolioRun* r = lv.active_runs.oldest();
-  if (!(r->flags & kPgMapped)) return {r, r->nr, Fate::kDeactivate};
   int refs;
   bool exec;
   const uint64_t n = referenced_stretch(*r, r->nr, &refs, &exec);
@@ -347,10 +369,13 @@ uint64_t evict_run(Kernel& k, FolioRun* r, bool shadows) {
                .order = r->order});
     }
   }
-  const uint64_t dirtied = (flags & kPgMapped) ? unmap_folios(k, as, start, folios, r->order) : 0;
+  const uint64_t dirtied = unmap_folios(k, as, start, folios, r->order);
   const uint64_t written = (flags & kPgDirty) ? pages : dirtied * e;
   if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
-  if (flags & kPgRaUnused) k.vmstat().inc(VmEvent::ra_wasted_evicted, pages);
+  uint64_t wasted = 0;
+  runs.ra_unused().for_each(start, start + pages,
+                            [&](uint64_t a, uint64_t b, uint8_t) { wasted += b - a; });
+  k.vmstat().inc(VmEvent::ra_wasted_evicted, wasted);
   (flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= pages;
   RunList::unlink(r);
   r->flags = static_cast<uint16_t>(flags & ~kPgLru);
@@ -372,6 +397,22 @@ uint64_t evict_run(Kernel& k, FolioRun* r, bool shadows) {
 // to each of them in turn. Returns the pages freed.
 uint64_t apply(Kernel& k, const Stretch& st, uint64_t q) {
   Lruvec& lv = k.lruvec();
+  if (st.fate == Fate::kEvict) {
+    // Run after run of the stretch, oldest first.
+    uint64_t freed = 0;
+    for (FolioRun* x = st.run; q;) {
+      const uint64_t take = std::min<uint64_t>(q, x->nr);
+      FolioRun* next = lv.inactive_runs.newer_than(x);
+      FolioRun* y = take_front(x, take);
+      const uint64_t pages = y->nr_pages();
+      k.vmstat().inc(VmEvent::pgscan_file, pages);
+      k.vmstat().inc(VmEvent::pgsteal_file, pages);
+      freed += evict_run(k, y, /*shadows=*/true);
+      q -= take;
+      x = next;
+    }
+    return freed;
+  }
   FolioRun* r = take_front(st.run, q);
   const uint64_t pages = r->nr_pages();
   const uint16_t f = r->flags;
@@ -381,7 +422,7 @@ uint64_t apply(Kernel& k, const Stretch& st, uint64_t q) {
   if (st.fate != Fate::kStayActive && st.fate != Fate::kDeactivate) {
     k.vmstat().inc(VmEvent::pgscan_file, pages);
   }
-  if ((f & kPgMapped) && st.fate != Fate::kRotate && st.fate != Fate::kEvict) clear_young(*r, q);
+  if (st.fate != Fate::kRotate) clear_young(*r, q);
   switch (st.fate) {
     case Fate::kRotate:
       move_to_head(lv, r, f);
@@ -395,8 +436,7 @@ uint64_t apply(Kernel& k, const Stretch& st, uint64_t q) {
       k.vmstat().inc(VmEvent::pgactivate, pages);
       return 0;
     case Fate::kEvict:
-      k.vmstat().inc(VmEvent::pgsteal_file, pages);
-      return evict_run(k, r, /*shadows=*/true);
+      return 0;  // above
     case Fate::kStayActive:
       move_to_head(lv, r, f);
       return 0;
@@ -529,7 +569,7 @@ void workingset_refault(Kernel& k, AddressSpace& as, pgoff_t head, uint32_t shad
 uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   const uint64_t nr = as.folio_nr_pages(head);
   const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - head);
-  if (as.test(head, kPgMapped)) unmap_folio(k, as, head);  // try_to_unmap()
+  if (as.folio_mapped(head)) unmap_folio(k, as, head);  // try_to_unmap()
   if (as.test(head, kPgDirty)) {
     k.vmstat().inc(VmEvent::pgpgout, in_file * (kPageSize / 1024));  // pageout()
   }
@@ -563,7 +603,8 @@ uint64_t plan_bulk_reclaim(Kernel& k, uint64_t nr, uint64_t count, BulkReclaim* 
   if (lv.inactive_runs.empty() || lv.inactive_runs.oldest() == lv.inactive_runs.newest()) {
     return free_inserts;
   }
-  const Stretch st = inactive_stretch(lv);
+  const uint64_t needed = (static_cast<uint64_t>(plan->excess + static_cast<int64_t>(count * nr)));
+  const Stretch st = inactive_stretch(lv, lv.inactive_runs.newest(), needed);
   if (st.fate != Fate::kEvict || st.folios == 0) return free_inserts;
   plan->tail = st.run;
   plan->folio_pages = st.run->folio_pages();
@@ -594,14 +635,21 @@ bool bulk_reclaim_keeps_balance(const Kernel& k, const BulkReclaim& plan, uint64
 }
 
 void bulk_evict(Kernel& k, FolioRun* r, uint64_t folios) {
-  if (folios == 0) return;
-  const uint64_t pages = folios * r->folio_pages();
-  k.vmstat().inc(VmEvent::pgscan_file, pages);
-  k.vmstat().inc(VmEvent::pgsteal_file, pages);
   // The tracepoints come from the caller, in order with its insertions.
   Tracer* tracer = k.tracer();
   k.set_tracer(nullptr);
-  evict_run(k, take_front(r, folios), /*shadows=*/false);
+  Lruvec& lv = k.lruvec();
+  for (FolioRun* x = r; folios;) {
+    const uint64_t take = std::min<uint64_t>(folios, x->nr);
+    FolioRun* next = lv.inactive_runs.newer_than(x);
+    FolioRun* y = take_front(x, take);
+    const uint64_t pages = y->nr_pages();
+    k.vmstat().inc(VmEvent::pgscan_file, pages);
+    k.vmstat().inc(VmEvent::pgsteal_file, pages);
+    evict_run(k, y, /*shadows=*/false);
+    folios -= take;
+    x = next;
+  }
   k.set_tracer(tracer);
 }
 

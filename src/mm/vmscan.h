@@ -30,11 +30,11 @@ inline void reclaim_if_needed(Kernel& k) { reclaim_for(k, 0); }
 uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow);
 // The runs engine's reclaim for insertions made many at a time: what
 // reclaim_for(k, nr) would do before each of `count` insertions of nr pages
-// when it only ever evicts folios of the inactive list's tail run, each of
-// which it reclaims (none locked, held, mapped or past EOF).
+// when it only ever evicts folios of one size from the inactive list's tail
+// runs, each of which it reclaims (none locked, held, young or at EOF).
 struct BulkReclaim {
-  FolioRun* tail = nullptr;  // the run evicted from (nullptr: none needed)
-  uint64_t folio_pages = 1;  // its folios' pages
+  FolioRun* tail = nullptr;  // the first run evicted from (nullptr: none needed)
+  uint64_t folio_pages = 1;  // the folios' pages
   int64_t excess = 0;        // charged - capacity before the first insertion
   uint64_t nr = 0;           // pages per insertion
   // Folios evicted before the j-th insertion is charged (j from 1), in all.
@@ -50,10 +50,11 @@ uint64_t plan_bulk_reclaim(Kernel& k, uint64_t nr, uint64_t count, BulkReclaim* 
 // for m insertions of which `activated` go to the active list.
 bool bulk_reclaim_keeps_balance(const Kernel& k, const BulkReclaim& plan, uint64_t m,
                                 uint64_t activated);
-// Reclaims the first `folios` folios of the tail run as shrink_one_inactive
-// and evict_folio reclaim each, but for their shadow entries and the
-// workingset clock, which the caller sets (the clock may move between two
-// evictions), and their tracepoints, which the caller emits in order.
+// Reclaims the first `folios` folios from the tail run on, run after run,
+// as shrink_one_inactive and evict_folio reclaim each, but for their shadow
+// entries and the workingset clock, which the caller sets (the clock may
+// move between two evictions), and their tracepoints, which the caller
+// emits in order.
 void bulk_evict(Kernel& k, FolioRun* tail, uint64_t folios);
 // Removes a folio from the page cache without a shadow (truncate, fadvise).
 // Mapped folios are left alone, as invalidate_mapping_pages() does.

@@ -13,6 +13,7 @@
 
 #include <absl/container/btree_map.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 
@@ -33,15 +34,54 @@ class RunMap {
     return i < it->second.end ? it->second.v : V{};
   }
 
-  // Sets [first, last) to v.
+  // Sets [first, last) to v: one search, then the runs it covers go and at
+  // most three take their place (the new one, joined to neighbours of the
+  // same value, and what is left of runs it cuts on either side).
   void assign(uint64_t first, uint64_t last, V v) {
     if (first >= last) return;
-    split(first);
-    split(last);
-    auto it = runs_.lower_bound(first);
-    while (it != runs_.end() && it->first < last) it = runs_.erase(it);
-    if (!(v == V{})) runs_.emplace(first, Run{last, v});
-    merge_around(first, last);
+    const bool some = !(v == V{});
+    auto it = runs_.upper_bound(first);
+    auto from = it;  // the first run to erase
+    uint64_t ns = first, ne = last;
+    bool tail = false;  // a part of a cut run of another value, after last
+    Run tail_run{};
+    if (it != runs_.begin()) {
+      auto p = std::prev(it);
+      Run& pr = p->second;
+      if (some && pr.v == v && pr.end >= first) {
+        ns = p->first;  // joined
+        ne = std::max(ne, pr.end);
+        from = p;
+      } else if (pr.end > first) {
+        if (pr.end > last) {
+          tail = true;
+          tail_run = pr;
+        }
+        if (p->first < first) {
+          pr.end = first;  // its part before first stays where it is
+        } else {
+          from = p;
+        }
+      }
+    }
+    auto to = it;
+    for (; to != runs_.end() && to->first < last; ++to) {
+      if (to->second.end > last) {
+        if (some && to->second.v == v) {
+          ne = std::max(ne, to->second.end);
+        } else {
+          tail = true;
+          tail_run = to->second;
+        }
+      }
+    }
+    if (some && !tail && to != runs_.end() && to->first == ne && to->second.v == v) {
+      ne = to->second.end;  // the run just after, joined
+      ++to;
+    }
+    auto at = runs_.erase(from, to);
+    if (some) at = std::next(runs_.emplace_hint(at, ns, Run{ne, v}));
+    if (tail) runs_.emplace_hint(at, last, tail_run);
   }
   void set(uint64_t i, V v) { assign(i, i + 1, v); }
 
@@ -50,6 +90,9 @@ class RunMap {
   template <typename F>
   void transform(uint64_t first, uint64_t last, F&& f) {
     if (first >= last) return;
+    bool changes = false;
+    for_each(first, last, [&](uint64_t, uint64_t, V v) { changes |= !(f(v) == v); });
+    if (!changes) return;
     split(first);
     split(last);
     for (auto it = runs_.lower_bound(first); it != runs_.end() && it->first < last;) {
@@ -103,11 +146,11 @@ class RunMap {
   void split(uint64_t at) {
     auto it = runs_.upper_bound(at);
     if (it == runs_.begin()) return;
-    --it;
-    if (it->first < at && at < it->second.end) {
-      const Run right{it->second.end, it->second.v};
-      it->second.end = at;
-      runs_.emplace(at, right);
+    auto p = std::prev(it);
+    if (p->first < at && at < p->second.end) {
+      const Run right{p->second.end, p->second.v};
+      p->second.end = at;
+      runs_.emplace_hint(it, at, right);
     }
   }
   // Merges runs of equal values that touch inside [first - 1, last]. (An

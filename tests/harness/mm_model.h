@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mm/filemap.h"
@@ -26,6 +28,13 @@
 namespace faultline::mmtest {
 
 using namespace faultline::mm;  // NOLINT: the fixture speaks the model's vocabulary
+
+// The engine the tests run on: FAULTLINE_MODEL_ENGINE=runs runs every
+// test of the model on the runs engine too (ctest registers both).
+inline ModelEngine engine() {
+  const char* e = std::getenv("FAULTLINE_MODEL_ENGINE");
+  return e && std::string_view(e) == "runs" ? ModelEngine::kRuns : ModelEngine::kPages;
+}
 
 inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
@@ -138,7 +147,7 @@ class Model {
     BackingDev bdi;
     bdi.ra_pages = s.ra_pages;
     bdi.io_pages = s.io_pages;
-    k_ = std::make_unique<Kernel>(prof, s.capacity_pages, bdi, CpuCosts{});
+    k_ = std::make_unique<Kernel>(prof, s.capacity_pages, bdi, CpuCosts{}, engine());
     as_ = k_->new_address_space(s.file_bytes, s.shmem, s.max_order);
     file_ = k_->open(as_);
     if (s.map) {
