@@ -1,5 +1,7 @@
 #include "mm/memory.h"
 
+#include <absl/container/inlined_vector.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -63,7 +65,7 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
   const uint8_t faulting = base | kPteYoung;
   const uint64_t fault_at = vmf.pgoff - vma.vm_pgoff;
   // The stretches without a present PTE.
-  std::vector<std::pair<uint64_t, uint64_t>> gaps;
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> gaps;
   uint64_t at = first;
   vma.ptes.for_each_set(first, last, [&](uint64_t s, uint64_t e, uint8_t pte) {
     if (!(pte & kPtePresent)) return;
@@ -302,7 +304,8 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
 uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order) {
   const uint64_t nr = uint64_t{1} << order;
   const pgoff_t end = start + folios * nr;
-  std::vector<std::pair<uint64_t, uint64_t>> dirty;  // folio numbers [a, b) with a dirty PTE
+  // Folio numbers [a, b) with a dirty PTE.
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> dirty;
   for (Vma* vma : as.i_mmap()) {
     const pgoff_t first = std::max(start, vma->vm_pgoff);
     const pgoff_t last = std::min(end, vma->vm_pgoff + vma->nr_pages());

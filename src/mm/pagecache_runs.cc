@@ -93,11 +93,12 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
   return r;
 }
 
-void FolioRuns::erase(FolioRun* r) {
+uint64_t FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
-  ra_unused_.assign(r->start, r->end(), 0);
+  const uint64_t unused = ra_unused_.assign(r->start, r->end(), 0);
   runs_.erase(r->start);
   release(r);
+  return unused;
 }
 
 bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {

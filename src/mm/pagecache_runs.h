@@ -140,8 +140,9 @@ class FolioRuns {
   FolioRun* merge(FolioRun* r);
   // A new run (not on any list).
   FolioRun* insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
-  // Removes r, which is on no list.
-  void erase(FolioRun* r);
+  // Removes r, which is on no list; returns how many of its pages were
+  // marked kPgRaUnused.
+  uint64_t erase(FolioRun* r);
 
   // Calls f(run) for every run in index order; f may not add or remove runs.
   template <typename F>

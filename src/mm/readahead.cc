@@ -1,5 +1,7 @@
 #include "mm/readahead.h"
 
+#include <absl/container/inlined_vector.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -206,7 +208,7 @@ class BulkInsert {
     return m;
   }
 
-  const std::vector<InsertGroup>& groups() const { return groups_; }
+  const absl::InlinedVector<InsertGroup, 4>& groups() const { return groups_; }
   // Drops the insertions from m on.
   void truncate(uint64_t m) {
     while (!groups_.empty() && groups_.back().first >= m) groups_.pop_back();
@@ -255,7 +257,7 @@ class BulkInsert {
   uint64_t nr_;
   uint32_t clock_;
   uint64_t active_;
-  std::vector<InsertGroup> groups_;
+  absl::InlinedVector<InsertGroup, 4> groups_;
 };
 
 // The evictions of a BulkReclaim plan, run by run: eviction k (from 0)
@@ -269,7 +271,7 @@ struct EvictedRuns {
     unsigned order;
     bool ws;
   };
-  std::vector<Segment> segments;
+  absl::InlinedVector<Segment, 4> segments;
   uint64_t e = 1;
 
   EvictedRuns(const Lruvec& lv, FolioRun* tail, uint64_t folios, uint64_t folio_pages)
@@ -351,10 +353,12 @@ class ShadowWriter {
 // (none of them cached, all inside EOF), exactly as `count` calls of
 // filemap_add_folio(..., flags, gfp_noretry) would one after another, as
 // far as each one's reclaim evicts only whole folios of the inactive tail
-// run (BulkReclaim) and inactive_is_low() stays false. Returns how many it
-// added; 0: the next one must go through filemap_add_folio.
+// runs (BulkReclaim) and inactive_is_low() stays false; when the next
+// one's reclaim is more than that, it makes that reclaim first. Returns how
+// many it added (0: the next one must go through filemap_add_folio); *stop
+// is kNoMem where that reclaim could not make room.
 uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order, uint64_t count,
-                         uint16_t flags) {
+                         uint16_t flags, AddFolio* stop) {
   FolioRuns& runs = *as.runs();
   const uint64_t nr = uint64_t{1} << order;
   count = std::min<uint64_t>(count, index < as.nr_pages() ? (as.nr_pages() - index) >> order : 0);
@@ -364,7 +368,20 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   if (count == 0) return 0;
   BulkReclaim plan;
   uint64_t m = plan_bulk_reclaim(k, nr, count, &plan);
-  if (m == 0) return 0;
+  if (m == 0) {
+    // The next insertion's reclaim is more than evictions from the tail:
+    // it is made as reclaim_for makes it (the readahead charge's
+    // __GFP_NORETRY failing as filemap_add_folio's does), then the folio is
+    // added alone, reclaim having made room.
+    reclaim_for(k, nr);
+    if (k.nr_charged() + nr > k.capacity_pages()) {
+      k.vmstat().inc(VmEvent::ra_nomem);
+      *stop = AddFolio::kNoMem;
+      return 0;
+    }
+    m = plan_bulk_reclaim(k, nr, 1, &plan);
+    FAULTLINE_DCHECK(m == 1 && plan.evictions(1) == 0);
+  }
   BulkInsert insert(k, plan, index, order);
   m = insert.classify(runs, m);
   insert.truncate(m);
@@ -463,11 +480,14 @@ uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsign
   while (added < count) {
     const pgoff_t at = index + (added << order);
     if (as.runs()) {
-      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags);
-      if (n) {
-        added += n;
-        continue;
+      AddFolio st = AddFolio::kAdded;
+      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags, &st);
+      added += n;
+      if (st != AddFolio::kAdded) {
+        *stop = st;
+        return added;
       }
+      if (n) continue;
     }
     const AddFolio r = filemap_add_folio(k, as, at, order, flags, false, /*gfp_noretry=*/true);
     if (r != AddFolio::kAdded) {

@@ -226,36 +226,29 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
   uint64_t limit = max;
   *refs = 0;
   *exec = false;
-  std::vector<std::pair<uint64_t, uint64_t>> young;  // folio numbers [a, b) with a young PTE
   for (const Vma* vma : r.as->i_mmap()) {
     if (!vma->has_recency()) continue;  // invalid_folio_referenced_vma()
     const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
     const pgoff_t hi = std::min(r.start + limit * e, vma->vm_pgoff + vma->nr_pages());
-    young.clear();
-    if (lo < hi) {
-      vma->ptes.for_each_set(
-          lo - vma->vm_pgoff, hi - vma->vm_pgoff, [&](uint64_t a, uint64_t b, uint8_t pte) {
-            if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) {
-              return;
-            }
-            young.emplace_back((vma->vm_pgoff + a - r.start) >> order,
-                               ((vma->vm_pgoff + b - 1 - r.start) >> order) + 1);
-          });
-    }
+    if (lo >= hi) continue;
+    // The young PTEs come in index order: the first folio is young when
+    // the first of them lies in it, and then the young folios run on from
+    // it as far as they touch.
+    constexpr uint64_t kNone = ~uint64_t{0};
+    uint64_t first = kNone, covered = 0;
+    vma->ptes.for_each_set(
+        lo - vma->vm_pgoff, hi - vma->vm_pgoff, [&](uint64_t a, uint64_t b, uint8_t pte) {
+          if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) {
+            return;
+          }
+          const uint64_t fa = (vma->vm_pgoff + a - r.start) >> order;
+          const uint64_t fb = ((vma->vm_pgoff + b - 1 - r.start) >> order) + 1;
+          if (first == kNone) first = fa;
+          if (first == 0 && fa <= covered) covered = std::max(covered, fb);
+        });
+    const bool young0 = first == 0;
     // The first folio whose youngness here differs from the first folio's.
-    const bool young0 = !young.empty() && young.front().first == 0;
-    uint64_t change = limit;
-    if (young0) {
-      uint64_t covered = 0;
-      for (const auto& [a, b] : young) {
-        if (a > covered) break;
-        covered = std::max(covered, b);
-      }
-      change = covered;
-    } else if (!young.empty()) {
-      change = young.front().first;
-    }
-    limit = std::min(limit, change);
+    limit = std::min(limit, young0 ? covered : first);
     if (young0) {
       ++*refs;
       if (vma->vm_flags & VM_EXEC) *exec = true;
@@ -372,15 +365,11 @@ uint64_t evict_run(Kernel& k, FolioRun* r, bool shadows) {
   const uint64_t dirtied = unmap_folios(k, as, start, folios, r->order);
   const uint64_t written = (flags & kPgDirty) ? pages : dirtied * e;
   if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
-  uint64_t wasted = 0;
-  runs.ra_unused().for_each(start, start + pages,
-                            [&](uint64_t a, uint64_t b, uint8_t) { wasted += b - a; });
-  k.vmstat().inc(VmEvent::ra_wasted_evicted, wasted);
   (flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= pages;
   RunList::unlink(r);
   r->flags = static_cast<uint16_t>(flags & ~kPgLru);
   const unsigned order = r->order;
-  runs.erase(r);
+  k.vmstat().inc(VmEvent::ra_wasted_evicted, runs.erase(r));
   if (shadows) {
     runs.add_shadows(start, start + pages, order, lv.nonresident_age, static_cast<uint32_t>(e),
                      flags & kPgWorkingset);

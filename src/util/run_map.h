@@ -36,9 +36,11 @@ class RunMap {
 
   // Sets [first, last) to v: one search, then the runs it covers go and at
   // most three take their place (the new one, joined to neighbours of the
-  // same value, and what is left of runs it cuts on either side).
-  void assign(uint64_t first, uint64_t last, V v) {
-    if (first >= last) return;
+  // same value, and what is left of runs it cuts on either side). Returns
+  // how many of [first, last) held a non-zero value before.
+  uint64_t assign(uint64_t first, uint64_t last, V v) {
+    if (first >= last) return 0;
+    uint64_t had = 0;
     const bool some = !(v == V{});
     auto it = runs_.upper_bound(first);
     auto from = it;  // the first run to erase
@@ -48,6 +50,7 @@ class RunMap {
     if (it != runs_.begin()) {
       auto p = std::prev(it);
       Run& pr = p->second;
+      if (pr.end > first) had += std::min(pr.end, last) - first;
       if (some && pr.v == v && pr.end >= first) {
         ns = p->first;  // joined
         ne = std::max(ne, pr.end);
@@ -66,6 +69,7 @@ class RunMap {
     }
     auto to = it;
     for (; to != runs_.end() && to->first < last; ++to) {
+      had += std::min(to->second.end, last) - to->first;
       if (to->second.end > last) {
         if (some && to->second.v == v) {
           ne = std::max(ne, to->second.end);
@@ -79,9 +83,11 @@ class RunMap {
       ne = to->second.end;  // the run just after, joined
       ++to;
     }
+    if (from == to && !some && !tail) return had;  // nothing there to clear
     auto at = runs_.erase(from, to);
     if (some) at = std::next(runs_.emplace_hint(at, ns, Run{ne, v}));
     if (tail) runs_.emplace_hint(at, last, tail_run);
+    return had;
   }
   void set(uint64_t i, V v) { assign(i, i + 1, v); }
 

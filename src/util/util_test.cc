@@ -70,10 +70,14 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
       const uint64_t a = rng.below(size), b = a + rng.below(size - a + 1);
       const auto v = static_cast<uint8_t>(rng.below(4));
       switch (rng.below(3)) {
-        case 0:
-          runs.assign(a, b, v);
+        case 0: {
+          const uint64_t had = static_cast<uint64_t>(std::count_if(
+              dense.begin() + static_cast<std::ptrdiff_t>(a),
+              dense.begin() + static_cast<std::ptrdiff_t>(b), [](uint8_t x) { return x != 0; }));
+          ASSERT_EQ(runs.assign(a, b, v), had);
           for (uint64_t i = a; i < b; ++i) dense[i] = v;
           break;
+        }
         case 1:
           runs.set(a, v);
           dense[a] = v;

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# engines.sh — the runs engine (model.engine=runs, the default) against the
+# per-page engine (model.engine=pages, the reference) in one sitting on one
+# machine: seconds, peak memory and the ratio of the two, and whether they
+# printed the same report.
+#
+#   bench/engines.sh [FAULTLINE] [--quick]
+#
+# 1. seed 1's default matrix (scenarios/seed1-mmap-miss.toml, 32 runs) at -j1;
+# 2. its heaviest run, random/baseline of seed 1 (8 MiB read-around over
+#    20 GiB in 8 GiB: 59 M folios in and out for 52,428 accesses);
+# 3. 1 M random reads of a 16 TiB file in a 64 GiB machine (runs only: the
+#    per-page engine's arrays grow with every 2 MiB of the file read), and
+#    of a 1 TiB file, where both can run;
+# 4. with root and loop devices: `faultline compare` of
+#    scenarios/fidelity/limit.toml, the kernel's seconds against each
+#    engine's.
+# --quick skips the default matrix under the per-page engine (about 35 s).
+set -euo pipefail
+bin="${1:-build/release/faultline}"
+quick=false
+[ "${2:-}" = --quick ] && quick=true
+tmp=$(mktemp -d /tmp/faultline-engines.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# measure NAME ENGINE ARGS...: "seconds peak_MB" of `faultline run ARGS`,
+# its report in $tmp/NAME.ENGINE.csv.
+measure() {
+  local name=$1 engine=$2
+  shift 2
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run -q "$@" --set "model.engine=$engine" \
+    --format csv -o "$tmp/$name.$engine.csv"
+  awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$tmp/time"
+}
+
+# The reports of the two engines, but for the model.engine column.
+without_engine() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "model.engine") c = i }
+           { if (c) $c = ""; print }' OFS=, "$1"
+}
+same() {
+  if cmp -s <(without_engine "$tmp/$1.pages.csv") <(without_engine "$tmp/$1.runs.csv"); then
+    echo same
+  else
+    echo DIFFERENT
+  fi
+}
+
+row() {  # NAME PAGES RUNS
+  local p=($2) r=($3)
+  local ratio="-"
+  [ "${p[0]:-}" != "" ] && [ "${p[0]}" != "-" ] &&
+    ratio=$(awk -v a="${p[0]}" -v b="${r[0]}" 'BEGIN { printf "%.1fx", b > 0 ? a / b : 0 }')
+  printf '%-44s %9s %8s %9s %8s %8s %s\n' "$1" "${p[0]:--}" "${p[1]:--}" "${r[0]}" "${r[1]}" \
+    "$ratio" "${4:-}"
+}
+
+echo "faultline: $bin; $(nproc) CPUs; $(uname -r)"
+printf '%-44s %9s %8s %9s %8s %8s %s\n' run "pages s" "pages MB" "runs s" "runs MB" ratio report
+
+if ! $quick; then
+  p=$(measure matrix pages -j1)
+  r=$(measure matrix runs -j1)
+  row "seed 1 default matrix (32 runs, -j1)" "$p" "$r" "$(same matrix)"
+fi
+heavy=(--only random/baseline --set model.repetitions=1)
+p=$(measure heavy pages "${heavy[@]}")
+r=$(measure heavy runs "${heavy[@]}")
+row "seed 1 random/baseline, seed 1" "$p" "$r" "$(same heavy)"
+
+for size in 1TiB 16TiB; do
+  cat >"$tmp/big.toml" <<TOML
+name = "big-$size"
+[file]
+size = "$size"
+[machine]
+memory = "64GiB"
+[access]
+pattern = "random"
+count = 1000000
+TOML
+  r=$(measure "big$size" runs "$tmp/big.toml")
+  if [ "$size" = 1TiB ]; then
+    p=$(measure "big$size" pages "$tmp/big.toml")
+    row "1M random reads, $size file, 64 GiB" "$p" "$r" "$(same "big$size")"
+  else
+    row "1M random reads, $size file, 64 GiB" "- -" "$r"
+  fi
+done
+
+if [ "$(id -u)" = 0 ] && losetup -f >/dev/null 2>&1; then
+  echo
+  echo "faultline compare scenarios/fidelity/limit.toml: the kernel's access loop against the model"
+  for engine in pages runs; do
+    "$bin" compare -q scenarios/fidelity/limit.toml --set "model.engine=$engine" 2>/dev/null |
+      awk -v e="$engine" '/ time: / {
+        printf "  %-6s %-26s kernel %8.4f s, model %8.4f s %s\n", e, $1, $8, $16, $18 }'
+  done
+fi
