@@ -50,7 +50,7 @@ row() {  # NAME PAGES RUNS
   local p=($2) r=($3)
   local ratio="-"
   [ "${p[0]:-}" != "" ] && [ "${p[0]}" != "-" ] &&
-    ratio=$(awk -v a="${p[0]}" -v b="${r[0]}" 'BEGIN { printf "%.1fx", b > 0 ? a / b : 0 }')
+    ratio=$(awk -v a="${p[0]}" -v b="${r[0]}" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
   printf '%-44s %9s %8s %9s %8s %8s %s\n' "$1" "${p[0]:--}" "${p[1]:--}" "${r[0]}" "${r[1]}" \
     "$ratio" "${4:-}"
 }

@@ -35,6 +35,15 @@ FAULTLINE_NAMED_ENUM(LargeFolios, FAULTLINE_LARGE_FOLIOS)
   X(kReal, "real", "one OS thread per task (wall-clock throughput)")
 FAULTLINE_NAMED_ENUM(Interleave, FAULTLINE_INTERLEAVES)
 
+// model.engine: which representation of the page cache, LRU and page
+// tables a run uses (mm/types.h; docs/architecture.md). They give the same
+// counters and tracepoints; only the time and memory of the run differ.
+#define FAULTLINE_ENGINE_CHOICES(X)                                                    \
+  X(kAuto, "auto", "runs where readahead windows reach 2 MiB or a file passes 64 GiB") \
+  X(kPages, "pages", "an entry per page and per folio: the reference")                 \
+  X(kRuns, "runs", "an entry per run of folios or PTEs in one state")
+FAULTLINE_NAMED_ENUM(EngineChoice, FAULTLINE_ENGINE_CHOICES)
+
 struct MachineConfig {
   uint64_t memory = 8ULL << 30;             // RAM of the machine (bytes)
   uint64_t memory_limit = 0;                // cgroup memory limit of the workload; 0: none
@@ -155,10 +164,8 @@ struct ModelConfig {
   // model.invariants: check the model's state every N accesses and at the
   // end (mm/invariants.h); 0: never. A violation fails the run.
   uint64_t invariants = 0;
-  // model.engine: how the model holds the page cache, LRU and page tables
-  // (mm/types.h). Both give the same counters; pages is the reference,
-  // runs the default.
-  mm::ModelEngine engine = mm::ModelEngine::kRuns;
+  // model.engine (engine/machine.h: model_engine resolves auto).
+  EngineChoice engine = EngineChoice::kAuto;
 };
 
 struct Config {

@@ -353,11 +353,13 @@ const std::vector<KeyDef>& key_table() {
         key<Int<uint64_t>>("model.invariants", FAULTLINE_FIELD(model.invariants),
                            "check the model's state (folios, LRU lists, page tables, RSS, "
                            "charge, mmap_miss) every N accesses and at the end; 0: never"),
-        key<Choice<mm::ModelEngine>>(
+        key<Choice<EngineChoice>>(
             "model.engine", FAULTLINE_FIELD(model.engine),
             "how the model holds the page cache, the LRU lists and the page tables: pages (an "
-            "entry per page and folio, the reference) or runs (an entry per run of folios or "
-            "PTEs in one state); the counters are the same"),
+            "entry per page and folio, the reference), runs (an entry per run of folios or PTEs "
+            "in one state) or auto (runs where readahead windows reach 2 MiB, "
+            "device.read_ahead_kb >= 2048, or a file passes 64 GiB; pages elsewhere); the "
+            "counters and tracepoints are the same"),
         key<TimelineEvery>("model.timeline", FAULTLINE_FIELD(model),
                            "sample the run over time: every N accesses, or every T of modelled "
                            "time (10ms, 0.5s); off: no timeline"),

@@ -1,5 +1,7 @@
 #include "engine/machine.h"
 
+#include <algorithm>
+
 #include "engine/engine.h"
 #include "mm/filemap.h"
 #include "mm/shmem.h"
@@ -9,6 +11,24 @@ namespace faultline::engine {
 using workload::CacheState;
 using workload::FsType;
 
+mm::ModelEngine model_engine(const Config& cfg) {
+  switch (cfg.model.engine) {
+    case EngineChoice::kPages:
+      return mm::ModelEngine::kPages;
+    case EngineChoice::kRuns:
+      return mm::ModelEngine::kRuns;
+    case EngineChoice::kAuto:
+      break;
+  }
+  constexpr uint64_t kLargeWindowKb = 2048;
+  constexpr uint64_t kLargeFile = uint64_t{64} << 30;
+  uint64_t largest = cfg.file.size;
+  for (const FileDecl& f : cfg.files) largest = std::max(largest, f.size);
+  return cfg.device.read_ahead_kb >= kLargeWindowKb || largest > kLargeFile
+             ? mm::ModelEngine::kRuns
+             : mm::ModelEngine::kPages;
+}
+
 std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   mm::BackingDev bdi;
   bdi.ra_pages = cfg.device.read_ahead_kb / 4;
@@ -17,7 +37,7 @@ std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   bdi.latency_ns = cfg.device.latency_us * 1e3;
   bdi.queue_depth = cfg.device.queue_depth;
   return std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
-                                      cfg.cpu, cfg.model.engine);
+                                      cfg.cpu, model_engine(cfg));
 }
 
 unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {

@@ -11,6 +11,13 @@
 
 namespace faultline::engine {
 
+// The representation a run of cfg uses. auto: runs, whose work follows
+// the runs of folios a window makes, where windows reach 2 MiB
+// (device.read_ahead_kb >= 2048) or a file passes 64 GiB (where the per-page
+// arrays could reach GBs); pages, whose work follows the pages moved and
+// which is the faster for small windows, elsewhere (bench/engines.sh).
+mm::ModelEngine model_engine(const Config& cfg);
+
 // The kernel of cfg: its resolved profile, the device's readahead limits
 // and speed, and the page cache's capacity.
 std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg);

@@ -101,6 +101,16 @@ uint64_t FolioRuns::erase(FolioRun* r) {
   return unused;
 }
 
+uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
+  auto from = runs_.lower_bound(start), to = runs_.lower_bound(end);
+  for (auto it = from; it != to; ++it) {
+    FAULTLINE_DCHECK(!(it->second->flags & kPgLru) && !it->second->older);
+    release(it->second);
+  }
+  runs_.erase(from, to);
+  return ra_unused_.assign(start, end, 0);
+}
+
 bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
   auto it = shadows_.upper_bound(i);
   if (it == shadows_.begin()) return false;

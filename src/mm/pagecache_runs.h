@@ -143,6 +143,9 @@ class FolioRuns {
   // Removes r, which is on no list; returns how many of its pages were
   // marked kPgRaUnused.
   uint64_t erase(FolioRun* r);
+  // Removes every run of [start, end), all on no list, at once; returns how
+  // many of their pages were marked kPgRaUnused.
+  uint64_t erase_range(pgoff_t start, pgoff_t end);
 
   // Calls f(run) for every run in index order; f may not add or remove runs.
   template <typename F>

@@ -340,68 +340,76 @@ void move_to_head(Lruvec& lv, FolioRun* r, uint16_t flags) {
   r->as->runs()->merge(r);
 }
 
-// evict_folio() of every folio of r, in index order (reclaim frees them
-// one after another from the tail): unmapped, written if dirty, counted
-// as wasted readahead if untouched, dropped. With `shadows`, each leaves
-// its shadow entry at the workingset clock, which moves on by its pages;
-// without, the caller writes them. Returns the pages freed.
-uint64_t evict_run(Kernel& k, FolioRun* r, bool shadows) {
-  AddressSpace& as = *r->as;
-  FolioRuns& runs = *as.runs();
+// evict_folio() of `folios` folios from run r on, run after run towards
+// the head of the list (reclaim frees them one after another from the
+// tail), as shrink_one_inactive counts them (scanned, stolen): unmapped,
+// written if dirty, counted as wasted readahead if untouched, dropped.
+// With `shadows`, each leaves its shadow entry at the workingset clock,
+// which moves on by its pages; without, the caller writes them. Runs that
+// also follow each other in the file go together. Returns the pages freed.
+uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
   Lruvec& lv = k.lruvec();
-  const uint64_t folios = r->nr;
-  const uint64_t e = r->folio_pages();
-  const uint64_t pages = r->nr_pages();
-  const pgoff_t start = r->start;
-  const uint16_t flags = r->flags;
-  if (k.tracing()) {
-    for (pgoff_t h = start; h < start + pages; h += e) {
-      k.trace({.kind = TraceKind::kDeleteFromPageCache,
-               .ino = as.ino(),
-               .index = h,
-               .order = r->order});
+  uint64_t freed = 0;
+  while (folios) {
+    // A group: runs that follow each other on the list and in the file,
+    // with folios of one order and the same dirty and workingset state.
+    AddressSpace& as = *r->as;
+    const unsigned order = r->order;
+    const uint64_t e = r->folio_pages();
+    const uint16_t same = r->flags & (kPgDirty | kPgWorkingset);
+    const pgoff_t start = r->start;
+    pgoff_t end = start;
+    uint64_t n = 0;  // folios of the group
+    FolioRun* x = r;
+    while (x && folios) {
+      const uint64_t take = std::min<uint64_t>(folios, x->nr);
+      FolioRun* next = lv.inactive_runs.newer_than(x);
+      if (take < x->nr) as.runs()->split(x, x->start + take * e);
+      RunList::unlink(x);
+      x->flags = static_cast<uint16_t>(x->flags & ~kPgLru);
+      end = x->end();
+      n += take;
+      folios -= take;
+      x = next;
+      if (!x || x->as != &as || x->start != end || x->order != order ||
+          (x->flags & (kPgDirty | kPgWorkingset)) != same) {
+        break;
+      }
     }
+    const uint64_t pages = n * e;
+    if (k.tracing()) {
+      for (pgoff_t h = start; h < end; h += e) {
+        k.trace(
+            {.kind = TraceKind::kDeleteFromPageCache, .ino = as.ino(), .index = h, .order = order});
+      }
+    }
+    k.vmstat().inc(VmEvent::pgscan_file, pages);
+    k.vmstat().inc(VmEvent::pgsteal_file, pages);
+    const uint64_t dirtied = unmap_folios(k, as, start, n, order);
+    const uint64_t written = (same & kPgDirty) ? pages : dirtied * e;
+    if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
+    lv.nr_inactive -= pages;
+    k.vmstat().inc(VmEvent::ra_wasted_evicted, as.runs()->erase_range(start, end));
+    if (shadows) {
+      as.runs()->add_shadows(start, end, order, lv.nonresident_age, static_cast<uint32_t>(e),
+                             same & kPgWorkingset);
+      lv.nonresident_age += static_cast<uint32_t>(pages);
+    }
+    as.add_cached(-static_cast<int64_t>(pages));
+    k.charge(-static_cast<int64_t>(pages));
+    k.vmstat().inc(VmEvent::pages_evicted, pages);
+    k.cpu_work(CpuCost::evict_folio_ns, n);
+    freed += pages;
+    r = x;
   }
-  const uint64_t dirtied = unmap_folios(k, as, start, folios, r->order);
-  const uint64_t written = (flags & kPgDirty) ? pages : dirtied * e;
-  if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
-  (flags & kPgActive ? lv.nr_active : lv.nr_inactive) -= pages;
-  RunList::unlink(r);
-  r->flags = static_cast<uint16_t>(flags & ~kPgLru);
-  const unsigned order = r->order;
-  k.vmstat().inc(VmEvent::ra_wasted_evicted, runs.erase(r));
-  if (shadows) {
-    runs.add_shadows(start, start + pages, order, lv.nonresident_age, static_cast<uint32_t>(e),
-                     flags & kPgWorkingset);
-    lv.nonresident_age += static_cast<uint32_t>(pages);
-  }
-  as.add_cached(-static_cast<int64_t>(pages));
-  k.charge(-static_cast<int64_t>(pages));
-  k.vmstat().inc(VmEvent::pages_evicted, pages);
-  k.cpu_work(CpuCost::evict_folio_ns, folios);
-  return pages;
+  return freed;
 }
 
 // Does to the first q folios of the stretch what the per-folio loop does
 // to each of them in turn. Returns the pages freed.
 uint64_t apply(Kernel& k, const Stretch& st, uint64_t q) {
   Lruvec& lv = k.lruvec();
-  if (st.fate == Fate::kEvict) {
-    // Run after run of the stretch, oldest first.
-    uint64_t freed = 0;
-    for (FolioRun* x = st.run; q;) {
-      const uint64_t take = std::min<uint64_t>(q, x->nr);
-      FolioRun* next = lv.inactive_runs.newer_than(x);
-      FolioRun* y = take_front(x, take);
-      const uint64_t pages = y->nr_pages();
-      k.vmstat().inc(VmEvent::pgscan_file, pages);
-      k.vmstat().inc(VmEvent::pgsteal_file, pages);
-      freed += evict_run(k, y, /*shadows=*/true);
-      q -= take;
-      x = next;
-    }
-    return freed;
-  }
+  if (st.fate == Fate::kEvict) return evict_runs(k, st.run, q, /*shadows=*/true);
   FolioRun* r = take_front(st.run, q);
   const uint64_t pages = r->nr_pages();
   const uint16_t f = r->flags;
@@ -627,18 +635,7 @@ void bulk_evict(Kernel& k, FolioRun* r, uint64_t folios) {
   // The tracepoints come from the caller, in order with its insertions.
   Tracer* tracer = k.tracer();
   k.set_tracer(nullptr);
-  Lruvec& lv = k.lruvec();
-  for (FolioRun* x = r; folios;) {
-    const uint64_t take = std::min<uint64_t>(folios, x->nr);
-    FolioRun* next = lv.inactive_runs.newer_than(x);
-    FolioRun* y = take_front(x, take);
-    const uint64_t pages = y->nr_pages();
-    k.vmstat().inc(VmEvent::pgscan_file, pages);
-    k.vmstat().inc(VmEvent::pgsteal_file, pages);
-    evict_run(k, y, /*shadows=*/false);
-    folios -= take;
-    x = next;
-  }
+  evict_runs(k, r, folios, /*shadows=*/false);
   k.set_tracer(tracer);
 }
 

@@ -7,11 +7,14 @@
 // hold the same runs.
 //
 // V must be equality-comparable and cheap to copy; V{} means "nothing". The
-// runs sit in a B-tree (absl::btree_map): at millions of runs a lookup
-// touches a few nodes, not a cache line per level of a binary tree.
+// runs sit in a B-tree (absl::btree_set ordered by start): at millions of
+// runs a lookup touches a few nodes, not a cache line per level of a binary
+// tree. A run's bounds are changed in place where the order of the runs
+// allows it (a run that grows at its end, one cut at its start), so a
+// stream that extends a run by a page at a time moves nothing in the tree.
 #pragma once
 
-#include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -31,62 +34,70 @@ class RunMap {
     auto it = runs_.upper_bound(i);
     if (it == runs_.begin()) return V{};
     --it;
-    return i < it->second.end ? it->second.v : V{};
+    return i < it->end ? it->v : V{};
   }
 
-  // Sets [first, last) to v: one search, then the runs it covers go and at
-  // most three take their place (the new one, joined to neighbours of the
-  // same value, and what is left of runs it cuts on either side). Returns
-  // how many of [first, last) held a non-zero value before.
+  // Sets [first, last) to v, in one search: the runs it covers go, a run it
+  // joins or cuts is changed in place, and at most two are inserted (the new
+  // one when no run can hold it, and what is left of a run it cuts in two).
+  // Returns how many of [first, last) held a non-zero value before.
   uint64_t assign(uint64_t first, uint64_t last, V v) {
     if (first >= last) return 0;
-    uint64_t had = 0;
     const bool some = !(v == V{});
-    auto it = runs_.upper_bound(first);
-    auto from = it;  // the first run to erase
-    uint64_t ns = first, ne = last;
-    bool tail = false;  // a part of a cut run of another value, after last
+    uint64_t had = 0;
+    auto it = runs_.upper_bound(first);  // the first run starting after first
+    auto from = it;                      // the first run to erase
+    auto host = runs_.end();             // a run that becomes [.., ne) in place
+    uint64_t ne = last;
+    bool tail = false;  // the part after last of a run cut in two
     Run tail_run{};
     if (it != runs_.begin()) {
       auto p = std::prev(it);
-      Run& pr = p->second;
-      if (pr.end > first) had += std::min(pr.end, last) - first;
-      if (some && pr.v == v && pr.end >= first) {
-        ns = p->first;  // joined
-        ne = std::max(ne, pr.end);
-        from = p;
-      } else if (pr.end > first) {
-        if (pr.end > last) {
+      if (p->end > first) had += std::min(p->end, last) - first;
+      if (some && p->v == v && p->end >= first) {
+        host = p;  // joined: it grows
+        ne = std::max(ne, p->end);
+      } else if (p->end > first) {
+        if (p->end > last) {
           tail = true;
-          tail_run = pr;
+          tail_run = Run{last, p->end, p->v};
         }
-        if (p->first < first) {
-          pr.end = first;  // its part before first stays where it is
+        if (p->start < first) {
+          p->end = first;  // its part before first stays
+        } else if (some) {
+          host = p;  // wholly covered: it becomes the new run
         } else {
-          from = p;
+          from = p;  // wholly covered: it goes
         }
       }
     }
     auto to = it;
-    for (; to != runs_.end() && to->first < last; ++to) {
-      had += std::min(to->second.end, last) - to->first;
-      if (to->second.end > last) {
-        if (some && to->second.v == v) {
-          ne = std::max(ne, to->second.end);
-        } else {
-          tail = true;
-          tail_run = to->second;
+    for (; to != runs_.end() && to->start < last; ++to) {
+      had += std::min(to->end, last) - to->start;
+      if (to->end > last) {
+        if (!some || !(to->v == v)) {
+          to->start = last;  // its part after last stays (no run lies between)
+          break;
         }
+        ne = std::max(ne, to->end);  // joined: it goes
       }
     }
-    if (some && !tail && to != runs_.end() && to->first == ne && to->second.v == v) {
-      ne = to->second.end;  // the run just after, joined
+    if (some && to != runs_.end() && to->start == ne && to->v == v) {
+      ne = to->end;  // the run just after, joined
       ++to;
     }
-    if (from == to && !some && !tail) return had;  // nothing there to clear
+    if (some && host == runs_.end() && from != to) {
+      host = from++;  // the first covered run holds the new one
+      host->start = first;
+    }
+    if (some && host != runs_.end()) {
+      host->end = ne;
+      host->v = v;
+    }
+    if (from == to && !tail && (!some || host != runs_.end())) return had;
     auto at = runs_.erase(from, to);
-    if (some) at = std::next(runs_.emplace_hint(at, ns, Run{ne, v}));
-    if (tail) runs_.emplace_hint(at, last, tail_run);
+    if (some && host == runs_.end()) at = std::next(runs_.insert(at, Run{first, ne, v}));
+    if (tail) runs_.insert(at, tail_run);
     return had;
   }
   void set(uint64_t i, V v) { assign(i, i + 1, v); }
@@ -101,9 +112,9 @@ class RunMap {
     if (!changes) return;
     split(first);
     split(last);
-    for (auto it = runs_.lower_bound(first); it != runs_.end() && it->first < last;) {
-      it->second.v = f(it->second.v);
-      it = it->second.v == V{} ? runs_.erase(it) : std::next(it);
+    for (auto it = runs_.lower_bound(first); it != runs_.end() && it->start < last;) {
+      it->v = f(it->v);
+      it = it->v == V{} ? runs_.erase(it) : std::next(it);
     }
     merge_around(first, last);
   }
@@ -113,9 +124,9 @@ class RunMap {
     auto it = runs_.upper_bound(i);
     if (it != runs_.begin()) {
       auto prev = std::prev(it);
-      if (i < prev->second.end) return i;
+      if (i < prev->end) return i;
     }
-    return it == runs_.end() ? kEnd : it->first;
+    return it == runs_.end() ? kEnd : it->start;
   }
 
   // Calls f(start, end, value) for each run meeting [first, last), clipped
@@ -124,39 +135,48 @@ class RunMap {
   void for_each(uint64_t first, uint64_t last, F&& f) const {
     auto it = runs_.upper_bound(first);
     if (it != runs_.begin()) --it;
-    for (; it != runs_.end() && it->first < last; ++it) {
-      const uint64_t s = it->first > first ? it->first : first;
-      const uint64_t e = it->second.end < last ? it->second.end : last;
-      if (s < e) f(s, e, it->second.v);
+    for (; it != runs_.end() && it->start < last; ++it) {
+      const uint64_t s = it->start > first ? it->start : first;
+      const uint64_t e = it->end < last ? it->end : last;
+      if (s < e) f(s, e, it->v);
     }
   }
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [s, r] : runs_) f(s, r.end, r.v);
+    for (const Run& r : runs_) f(r.start, r.end, r.v);
   }
 
   void clear() { runs_.clear(); }
   bool empty() const { return runs_.empty(); }
   size_t nr_runs() const { return runs_.size(); }
   // Bytes held: the B-tree's entries (its nodes are at most half empty).
-  uint64_t bytes() const { return runs_.size() * sizeof(typename Map::value_type) * 3 / 2; }
+  uint64_t bytes() const { return runs_.size() * sizeof(Run) * 3 / 2; }
 
  private:
+  // A run of the value v over [start, end). The bounds are mutable: they
+  // may change in place as long as the runs keep their order.
   struct Run {
-    uint64_t end;
-    V v;
+    mutable uint64_t start;
+    mutable uint64_t end;
+    mutable V v;
   };
-  using Map = absl::btree_map<uint64_t, Run>;
+  struct ByStart {
+    using is_transparent = void;
+    bool operator()(const Run& a, const Run& b) const { return a.start < b.start; }
+    bool operator()(const Run& a, uint64_t b) const { return a.start < b; }
+    bool operator()(uint64_t a, const Run& b) const { return a < b.start; }
+  };
+  using Set = absl::btree_set<Run, ByStart>;
 
   // Makes `at` the start of a run if a run covers it.
   void split(uint64_t at) {
     auto it = runs_.upper_bound(at);
     if (it == runs_.begin()) return;
     auto p = std::prev(it);
-    if (p->first < at && at < p->second.end) {
-      const Run right{p->second.end, p->second.v};
-      p->second.end = at;
-      runs_.emplace_hint(it, at, right);
+    if (p->start < at && at < p->end) {
+      const Run right{at, p->end, p->v};
+      p->end = at;
+      runs_.insert(it, right);
     }
   }
   // Merges runs of equal values that touch inside [first - 1, last]. (An
@@ -165,11 +185,11 @@ class RunMap {
   void merge_around(uint64_t first, uint64_t last) {
     auto it = runs_.upper_bound(first > 0 ? first - 1 : 0);
     if (it != runs_.begin()) --it;
-    while (it != runs_.end() && it->first <= last) {
+    while (it != runs_.end() && it->start <= last) {
       auto next = std::next(it);
-      if (next != runs_.end() && it->second.end == next->first && it->second.v == next->second.v) {
-        const uint64_t key = it->first;
-        it->second.end = next->second.end;
+      if (next != runs_.end() && it->end == next->start && it->v == next->v) {
+        const uint64_t key = it->start;
+        it->end = next->end;
         runs_.erase(next);
         it = runs_.find(key);
       } else {
@@ -178,7 +198,7 @@ class RunMap {
     }
   }
 
-  Map runs_;  // start -> run
+  Set runs_;
 };
 
 }  // namespace faultline::util

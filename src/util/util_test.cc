@@ -66,7 +66,7 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
     util::RunMap<uint8_t> runs;
     std::vector<uint8_t> dense(size);
     Rng rng(size, 2);
-    for (int op = 0; op < 3000; ++op) {
+    for (int op = 0; op < 20000; ++op) {
       const uint64_t a = rng.below(size), b = a + rng.below(size - a + 1);
       const auto v = static_cast<uint8_t>(rng.below(4));
       switch (rng.below(3)) {
