@@ -143,9 +143,14 @@ pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) 
     // A run's folios all pass or all fail.
     auto& rs = const_cast<FolioRuns&>(*runs);
     for (FolioRun* r = rs.next_run(index); r; r = rs.next_run_after(r)) {
-      const pgoff_t at = std::max(index, r->start);
-      if (at > end || at >= max_idx) break;
-      if ((r->flags & kPgUptodate) && !(r->flags & kPgReadahead)) return at;
+      if (!(r->flags & kPgUptodate)) continue;
+      // Its folios from index on, but for those carrying the marker.
+      for (pgoff_t at = std::max(index, r->start); at < r->end();) {
+        if (at > end || at >= max_idx) return kNoIndex;
+        const pgoff_t head = r->head_of(at);
+        if (rs.next_marked(head, head + 1) != head) return at;
+        at = head + r->folio_pages();
+      }
     }
     return kNoIndex;
   }
@@ -213,7 +218,9 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       // window, each one folio, mapped at once; every count the loop below
       // keeps per folio is one per page here.
       const bool workingset = r->flags & kPgWorkingset;
-      const pgoff_t last = std::min<pgoff_t>(r->end() - 1, end_pgoff);
+      // Up to the end of the run, of the window, or the next marked folio.
+      const pgoff_t last =
+          std::min<pgoff_t>(as.runs()->next_marked(idx, r->end()), end_pgoff + 1) - 1;
       const uint64_t pages = last - idx + 1;
       if (!(prof.workingset_exclusion && workingset)) local_miss += static_cast<uint32_t>(pages);
       const bool fault_here = vmf.pgoff >= idx && vmf.pgoff <= last &&

@@ -51,7 +51,8 @@ const FolioRun* AddressSpace::find_run(pgoff_t i) const { return runs_->find(i);
 uint16_t AddressSpace::folio_flags_runs(pgoff_t head) const {
   const FolioRun* r = runs_->find(head);
   if (!r) return 0;
-  return static_cast<uint16_t>(r->flags | (runs_->ra_unused().get(head) ? kPgRaUnused : 0));
+  return static_cast<uint16_t>(r->flags | (runs_->ra_unused().get(head) ? kPgRaUnused : 0) |
+                               (runs_->marked(head) ? kPgReadahead : 0));
 }
 
 bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
@@ -70,11 +71,16 @@ bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
 }
 
 void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
-  // PG_mapped is the page tables' to say; kPgRaUnused lives beside the runs.
+  // PG_mapped is the page tables' to say; kPgRaUnused and PG_readahead
+  // live beside the runs.
   bit = static_cast<uint16_t>(bit & ~kPgMapped);
   if (bit & kPgRaUnused) {
     runs_->ra_unused().assign(head, head + folio_nr_pages(head), on ? 1 : 0);
     bit = static_cast<uint16_t>(bit & ~kPgRaUnused);
+  }
+  if (bit & kPgReadahead) {
+    runs_->set_marked(head, on);
+    bit = static_cast<uint16_t>(bit & ~kPgReadahead);
   }
   if (!bit) return;
   FolioRun* r = runs_->find(head);

@@ -81,7 +81,10 @@ FolioRun* FolioRuns::merge(FolioRun* r) {
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {
   if (flags & kPgRaUnused) ra_unused_.assign(start, start + (uint64_t{nr} << order), 1);
-  flags = static_cast<uint16_t>(flags & ~(kPgRaUnused | kPgMapped));
+  if (flags & kPgReadahead) {
+    for (uint32_t j = 0; j < nr; ++j) markers_.insert(start + (pgoff_t{j} << order));
+  }
+  flags = static_cast<uint16_t>(flags & ~(kPgRaUnused | kPgMapped | kPgReadahead));
   FolioRun* r = alloc();
   r->start = start;
   r->nr = nr;
@@ -96,6 +99,7 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
 uint64_t FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
   const uint64_t unused = ra_unused_.assign(r->start, r->end(), 0);
+  markers_.erase(markers_.lower_bound(r->start), markers_.lower_bound(r->end()));
   runs_.erase(r->start);
   release(r);
   return unused;
@@ -108,6 +112,7 @@ uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
     release(it->second);
   }
   runs_.erase(from, to);
+  markers_.erase(markers_.lower_bound(start), markers_.lower_bound(end));
   return ra_unused_.assign(start, end, 0);
 }
 
@@ -190,7 +195,7 @@ uint64_t FolioRuns::bytes() const {
   return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
          chunks_.size() * 1024 * sizeof(FolioRun) +
          shadows_.size() * sizeof(std::pair<pgoff_t, ShadowRun>) * 3 / 2 + touched_.bytes() +
-         ra_unused_.bytes();
+         ra_unused_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
 }
 
 }  // namespace faultline::mm

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
 
 #include <cstdint>
 #include <iterator>
@@ -36,7 +37,8 @@ class AddressSpace;
 
 // nr folios of 2^order pages from `start`, with the same flags (PageBits of
 // each head page, but for kPgMapped, which the runs engine reads off the
-// page tables, and kPgRaUnused, kept in FolioRuns::ra_unused());
+// page tables, and kPgRaUnused and kPgReadahead, kept in FolioRuns::ra_unused()
+// and FolioRuns::marked());
 // older/newer link it on an LRU list (PG_lru in flags).
 struct FolioRun {
   pgoff_t start = 0;
@@ -195,6 +197,21 @@ class FolioRuns {
   // one page does not split the run of the window it was read with.
   util::RunMap<uint8_t>& ra_unused() { return ra_unused_; }
   const util::RunMap<uint8_t>& ra_unused() const { return ra_unused_; }
+  // The heads of the folios that carry PG_readahead, likewise kept beside
+  // the runs: the marker of a window does not split the window's run.
+  bool marked(pgoff_t head) const { return markers_.contains(head); }
+  void set_marked(pgoff_t head, bool on) {
+    if (on) {
+      markers_.insert(head);
+    } else {
+      markers_.erase(head);
+    }
+  }
+  // The first marked head in [i, end), or end.
+  pgoff_t next_marked(pgoff_t i, pgoff_t end) const {
+    auto it = markers_.lower_bound(i);
+    return it != markers_.end() && *it < end ? *it : end;
+  }
 
   // Bytes held (model memory): tree nodes of runs, shadows and touches.
   uint64_t bytes() const;
@@ -224,6 +241,7 @@ class FolioRuns {
   absl::btree_map<pgoff_t, ShadowRun> shadows_;
   util::RunMap<uint8_t> touched_;
   util::RunMap<uint8_t> ra_unused_;
+  absl::btree_set<pgoff_t> markers_;
 };
 
 }  // namespace faultline::mm

@@ -358,7 +358,7 @@ class ShadowWriter {
 // many it added (0: the next one must go through filemap_add_folio); *stop
 // is kNoMem where that reclaim could not make room.
 uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order, uint64_t count,
-                         uint16_t flags, AddFolio* stop) {
+                         uint16_t flags, pgoff_t marker, AddFolio* stop) {
   FolioRuns& runs = *as.runs();
   const uint64_t nr = uint64_t{1} << order;
   count = std::min<uint64_t>(count, index < as.nr_pages() ? (as.nr_pages() - index) >> order : 0);
@@ -459,6 +459,7 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
     (g.activated ? lv.nr_active : lv.nr_inactive) += folios * nr;
     runs.merge(r);
   }
+  if (marker >= index && marker < index + m * nr) runs.set_marked(marker, true);
   lv.nonresident_age = static_cast<uint32_t>(clock + evicted * e + activated * nr);
   const uint64_t pages = m * nr;
   as.add_cached(static_cast<int64_t>(pages));
@@ -475,13 +476,13 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
 }  // namespace
 
 uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                              uint64_t count, uint16_t flags, AddFolio* stop) {
+                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop) {
   uint64_t added = 0;
   while (added < count) {
     const pgoff_t at = index + (added << order);
     if (as.runs()) {
       AddFolio st = AddFolio::kAdded;
-      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags, &st);
+      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags, marker, &st);
       added += n;
       if (st != AddFolio::kAdded) {
         *stop = st;
@@ -489,7 +490,9 @@ uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsign
       }
       if (n) continue;
     }
-    const AddFolio r = filemap_add_folio(k, as, at, order, flags, false, /*gfp_noretry=*/true);
+    const AddFolio r =
+        filemap_add_folio(k, as, at, order, flags | (at == marker ? kPgReadahead : 0), false,
+                          /*gfp_noretry=*/true);
     if (r != AddFolio::kAdded) {
       *stop = r;
       return added;
@@ -540,19 +543,15 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
       i = as.next_absent(idx, index + nr_to_read - 1) - index;
       continue;
     }
-    // The pages up to the next cached one or the marker, each added as one
-    // folio; the marker's folio alone.
+    // The pages up to the next cached one, each added as one folio (the
+    // one at the marker with PG_readahead).
     uint64_t n = nr_to_read - i;
-    if (i == mark) {
-      n = 1;
-    } else if (mark > i && mark < nr_to_read) {
-      n = std::min<uint64_t>(n, mark - i);
-    }
     const pgoff_t cached = as.next_present(idx, idx + n - 1);
     if (cached != kNoIndex) n = cached - idx;
-    const uint16_t flags = kPgLocked | ra_unused_flag(rac) | (i == mark ? kPgReadahead : 0);
+    const pgoff_t marker = mark >= i && mark < i + n ? index + mark : kNoIndex;
     AddFolio stop;
-    const uint64_t added = add_readahead_folios(k, as, idx, 0, n, flags, &stop);
+    const uint64_t added =
+        add_readahead_folios(k, as, idx, 0, n, kPgLocked | ra_unused_flag(rac), marker, &stop);
     if (added) batch.add(idx, added);
     i += added;
     if (stop == AddFolio::kNoMem) break;  // read what is allocated, stop there
@@ -633,19 +632,14 @@ void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra) {
     if (index & ((uint64_t{1} << order) - 1)) order = static_cast<unsigned>(__builtin_ctzll(index));
     // Don't allocate pages past EOF.
     while (order > 0 && index + (uint64_t{1} << order) - 1 > limit) --order;
-    const pgoff_t mark_head = round_down(mark, uint64_t{1} << order);
-    const uint16_t flags =
-        kPgLocked | ra_unused_flag(rac) | (index == mark_head ? kPgReadahead : 0);
-    // The folios of this order up to the limit or the marker's folio, when
-    // each of them gets this order as the loop would give it (an aligned
-    // index keeps new_order); otherwise this one folio.
-    uint64_t n = 1;
-    if (order == new_order && index != mark_head) {
-      n = (limit + 1 - index) >> order;
-      if (mark_head > index) n = std::min<uint64_t>(n, (mark_head - index) >> order);
-    }
+    // The folios of this order up to the limit, when each of them gets this
+    // order as the loop would give it (an aligned index keeps new_order);
+    // otherwise this one folio. The one at the marker gets PG_readahead.
+    const uint64_t n = order == new_order ? (limit + 1 - index) >> order : 1;
     AddFolio stop;
-    const uint64_t added = add_readahead_folios(k, as, index, order, n, flags, &stop);
+    const uint64_t added =
+        add_readahead_folios(k, as, index, order, n, kPgLocked | ra_unused_flag(rac),
+                             round_down(mark, uint64_t{1} << order), &stop);
     // Every folio added lies inside the limit, so inside EOF.
     if (added) batch.add(index, added << order);
     index += added << order;

@@ -58,11 +58,12 @@ AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned 
 
 // Up to `count` folios of `order` from index, each added as
 // filemap_add_folio(k, as, i, order, flags, false, /*gfp_noretry=*/true)
-// adds it, stopping at the first that is not added (*stop says why; kAdded
-// when all were). Returns how many were added. The runs engine adds as many
-// at once as it can tell apart from one at a time.
+// adds it, the one at `marker` (if any) with PG_readahead too, stopping at
+// the first that is not added (*stop says why; kAdded when all were).
+// Returns how many were added. The runs engine adds as many at once as it
+// can tell apart from one at a time.
 uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                              uint64_t count, uint16_t flags, AddFolio* stop);
+                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop);
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
 void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);
 void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra);
