@@ -15,6 +15,7 @@
 #include "mm/advice.h"
 #include "mm/costs.h"
 #include "mm/profile.h"
+#include "mm/smp_costs.h"
 #include "mm/types.h"
 #include "util/enum_names.h"
 #include "util/status.h"
@@ -35,6 +36,14 @@ FAULTLINE_NAMED_ENUM(LargeFolios, FAULTLINE_LARGE_FOLIOS)
   X(kReal, "real", "one OS thread per task (wall-clock throughput)")
 FAULTLINE_NAMED_ENUM(Interleave, FAULTLINE_INTERLEAVES)
 
+// access.placement: which CPUs the concurrent engine's tasks run on, given
+// machine.cpus_per_domain (CPUs are numbered domain after domain, as Linux
+// numbers an EPYC's cores CCD after CCD).
+#define FAULTLINE_PLACEMENTS(X)                                            \
+  X(kPacked, "packed", "task i on CPU i: a domain filled before the next") \
+  X(kSpread, "spread", "task i in domain i mod the domains: one per domain first")
+FAULTLINE_NAMED_ENUM(Placement, FAULTLINE_PLACEMENTS)
+
 // model.engine: which representation of the page cache, LRU and page
 // tables a run uses (mm/types.h; docs/architecture.md). They give the same
 // counters and tracepoints; only the time and memory of the run differ.
@@ -50,6 +59,7 @@ struct MachineConfig {
   std::optional<uint64_t> kernel_reserved;  // memory not available to caches; unset: estimated
   uint64_t cgroup_overhead = 1ULL << 20;    // non-cache charges of the workload under a limit
   uint32_t cpus = 0;                        // online CPUs (percpu_counter_batch); 0: access.threads
+  uint32_t cpus_per_domain = 0;             // CPUs sharing a last-level cache; 0: all
 };
 
 struct DeviceConfig {
@@ -102,6 +112,7 @@ struct AccessConfig {
   uint64_t region = 64ULL << 20;  // bytes faulted per pass, split between the tasks
   uint64_t passes = 4;            // fault the region, MADV_DONTNEED it; repeat
   Interleave interleave = Interleave::kTimed;
+  Placement placement = Placement::kPacked;
   bool coherence = true;          // count cache-line transfers
   bool allow_incomplete = false;  // recording: replay one marked incomplete
 };
@@ -171,7 +182,8 @@ struct ModelConfig {
 struct Config {
   MachineConfig machine;
   DeviceConfig device;
-  mm::CpuCosts cpu;  // cpu.*: the fault path's CPU costs (time estimate only)
+  mm::CpuCosts cpu;       // cpu.*: the fault path's CPU costs (time estimate only)
+  mm::smp::SmpCosts smp;  // smp.*: the concurrent model's costs (time estimate only)
   FileConfig file;
   MappingConfig mapping;
   AccessConfig access;

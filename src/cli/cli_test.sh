@@ -44,6 +44,10 @@ printf 'name = "m"\n[cpu]\nfault_ns = -3\n' >"$tmp/m_neg.toml"
 check "negative cost in a machine profile" 2 "cpu.fault_ns" "$bin" run --machine "$tmp/m_neg.toml" "${small[@]}"
 printf 'name = "m"\nspeed = 3\n' >"$tmp/m_top.toml"
 check "unknown top-level key in a machine profile" 2 "unknown key 'speed'" "$bin" run --machine "$tmp/m_top.toml" "${small[@]}"
+printf 'name = "m"\n[smp]\nline_far_ns = -1\n' >"$tmp/m_smp.toml"
+check "negative line cost in a machine profile" 2 "smp.line_far_ns" "$bin" run --machine "$tmp/m_smp.toml" "${small[@]}"
+check "spread without domains" 2 "access.placement: spread needs machine.cpus and machine.cpus_per_domain" \
+  "$bin" run "$(dirname "$0")/../../scenarios/seed2-vma-refcnt.toml" --only threads2/base --set access.placement=spread
 check "calibrate takes no --set" 2 "--set" "$bin" calibrate --set device.bandwidth=1 -q
 printf 'name = "slow"\n[device]\nbandwidth = "100MiB"\nlatency_us = 2000\n' >"$tmp/m_slow.toml"
 "$bin" run --only random/baseline "${small[@]}" --format json -o "$tmp/fast.json"

@@ -321,6 +321,11 @@ const std::vector<KeyDef>& key_table() {
   k.push_back(key<Number>("cpu." #name, FAULTLINE_FIELD(cpu.name), doc " (elapsed-time estimate)"));
     FAULTLINE_CPU_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
+#define FAULTLINE_X(name, ns, doc)                                 \
+  k.push_back(key<Number>("smp." #name, FAULTLINE_FIELD(smp.name), \
+                          doc " (concurrent engine's time estimate)"));
+    FAULTLINE_SMP_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
     const std::vector<KeyDef> rest = {
         key<Int<uint32_t>>("machine.cpus", FAULTLINE_FIELD(machine.cpus),
                            "online CPUs: percpu_counter_batch, and the CPUs the tasks share in "
@@ -338,6 +343,13 @@ const std::vector<KeyDef>& key_table() {
                   "bytes faulted per pass, split between the tasks"),
         key<Int<uint64_t>>("access.passes", FAULTLINE_FIELD(access.passes),
                            "passes: fault the slice, then MADV_DONTNEED it"),
+        key<Int<uint32_t>>("machine.cpus_per_domain", FAULTLINE_FIELD(machine.cpus_per_domain),
+                           "CPUs behind one last-level cache (an AMD CCD), numbered domain after "
+                           "domain; a cache line crossing domains costs smp.line_far_ns (0: one "
+                           "domain)"),
+        key<Choice<Placement>>("access.placement", FAULTLINE_FIELD(access.placement),
+                               "which CPUs the concurrent tasks run on: packed (CPU i) or spread "
+                               "(one per domain in turn)"),
         key<Choice<Interleave>>("access.interleave", FAULTLINE_FIELD(access.interleave),
                                 "timed/lockstep: the tasks' steps interleaved deterministically "
                                 "on one thread; real: one OS thread per task (wall-clock "
@@ -649,6 +661,10 @@ Status validate(const Config& c) {
   if (!(c.cpu.name >= 0)) return err("cpu." #name ": must not be negative");
   FAULTLINE_CPU_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
+#define FAULTLINE_X(name, ns, doc) \
+  if (!(c.smp.name >= 0)) return err("smp." #name ": must not be negative");
+  FAULTLINE_SMP_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
   if (c.mapping.offset % 4096) return err("mapping.offset: must be a multiple of 4096");
   if (c.mapping.offset >= c.file.size) return err("mapping.offset: beyond the end of the file");
   if (c.mapping.length % 4096) return err("mapping.length: must be a multiple of 4096");
@@ -713,6 +729,18 @@ Status validate(const Config& c) {
     }
     if (c.access.region > (uint64_t{1} << 36)) return err("access.region: at most 64 GiB");
     if (c.access.passes == 0) return err("access.passes: must be greater than zero");
+    if (c.access.placement == Placement::kSpread &&
+        (c.machine.cpus_per_domain == 0 || c.machine.cpus == 0)) {
+      return err("access.placement: spread needs machine.cpus and machine.cpus_per_domain");
+    }
+    if (c.machine.cpus && c.machine.cpus_per_domain && c.machine.cpus_per_domain > c.machine.cpus) {
+      return err("machine.cpus_per_domain: more than machine.cpus");
+    }
+    if (c.access.placement == Placement::kSpread && c.access.threads > c.machine.cpus) {
+      return err(
+          "access.placement: spread places one task per CPU; access.threads exceeds "
+          "machine.cpus");
+    }
   }
   return validate_entries(c);
 }

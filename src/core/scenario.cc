@@ -334,13 +334,13 @@ Result<Scenario> load_scenario(const std::string& path) {
 namespace {
 
 // The keys a machine profile may set: these, and every cpu.* key.
-const std::vector<std::string> kMachineKeys = {"device.bandwidth",   "device.latency_us",
-                                               "device.queue_depth", "device.max_sectors_kb",
-                                               "machine.cpus",       "machine.memory"};
+const std::vector<std::string> kMachineKeys = {
+    "device.bandwidth", "device.latency_us", "device.queue_depth",     "device.max_sectors_kb",
+    "machine.cpus",     "machine.memory",    "machine.cpus_per_domain"};
 
 bool is_machine_key(const std::string& key) {
   return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end() ||
-         key.rfind("cpu.", 0) == 0;
+         key.rfind("cpu.", 0) == 0 || key.rfind("smp.", 0) == 0;
 }
 
 }  // namespace
@@ -374,8 +374,8 @@ Result<MachineProfile> load_machine_profile(const std::string& path) {
       if (!is_machine_key(full)) {
         std::string keys;
         for (const std::string& mk : kMachineKeys) keys += mk + ", ";
-        return Status::InvalidArgument(path + ": '" + full +
-                                       "' is not a key of a machine profile (" + keys + "cpu.*)");
+        return Status::InvalidArgument(
+            path + ": '" + full + "' is not a key of a machine profile (" + keys + "cpu.*, smp.*)");
       }
       auto text = scalar_text(fv, path + ": " + full);
       if (!text.ok()) return text.status();

@@ -18,6 +18,21 @@ namespace {
 
 namespace smp = mm::smp;
 
+// The cache domain of each task's CPU (access.placement over
+// machine.cpus_per_domain); empty when the machine is one domain.
+std::vector<uint32_t> task_domains(const Config& cfg) {
+  const uint32_t per = cfg.machine.cpus_per_domain;
+  const uint32_t n = cfg.access.threads;
+  if (per == 0) return {};
+  std::vector<uint32_t> d(n);
+  const uint32_t cpus = cfg.machine.cpus ? cfg.machine.cpus : n;
+  const uint32_t domains = (cpus + per - 1) / per;
+  for (uint32_t i = 0; i < n; ++i) {
+    d[i] = cfg.access.placement == Placement::kSpread ? i % domains : i / per;
+  }
+  return d;
+}
+
 smp::WorldSpec make_spec(const Config& cfg) {
   smp::WorldSpec s;
   s.workload = cfg.access.workload == workload::Kind::kLatPagefault
@@ -46,6 +61,8 @@ smp::WorldSpec make_spec(const Config& cfg) {
   s.track_lines = cfg.access.coherence;
   s.real_work = cfg.access.interleave == Interleave::kReal;
   s.rss_batch = mm::percpu_counter_batch(cfg.machine.cpus ? cfg.machine.cpus : s.nr_cpus);
+  s.costs = cfg.smp;
+  s.domains = task_domains(cfg);
   return s;
 }
 
@@ -102,7 +119,7 @@ Timing run_timed(smp::World& w, const RunProgress& progress) {
       if (next < 0 || clock[i] < clock[next]) next = static_cast<int>(i);
     }
     if (next < 0) break;
-    const double ns = w.step(w.task(next));
+    const double ns = w.step(w.task(next), clock[next]);
     clock[next] += ns;
     busy += ns;
     if (++steps % kProgressSteps == 0) report_progress(w, progress);
@@ -190,6 +207,7 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
     add("model.coherence_upgrades_per_fault", per_fault(static_cast<double>(t.upgrades)));
     add("model.coherence_transfers_per_fault",
         per_fault(static_cast<double>(t.misses + t.upgrades)));
+    add("model.coherence_far_transfers_per_fault", per_fault(static_cast<double>(t.far)));
     for (const mm::LineGroupStats& g : coh->groups()) {
       const std::string p = "model.coherence." + g.name + ".";
       add(p + "accesses_per_fault", per_fault(static_cast<double>(g.accesses)));

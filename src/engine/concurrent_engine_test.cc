@@ -123,6 +123,41 @@ TEST(ConcurrentEngine, TimedSevenThreadsMoveAsTheSeedReports) {
   EXPECT_EQ(transfers(kPatch12, TaskSharing::kProcesses), 0);
 }
 
+// Seven threads packed in one domain or spread one per domain: the same
+// steps, but spread, vm_refcnt's line crosses domains, and each crossing
+// costs smp.line_far_ns and holds up the next one.
+TEST(ConcurrentEngine, SpreadAcrossDomainsPaysTheFarCost) {
+  Config c = pft(7, 7 << 20, 2);
+  c.access.interleave = Interleave::kTimed;
+  c.machine.cpus = 84;
+  c.machine.cpus_per_domain = 7;
+  c.smp.line_near_ns = 20;
+  c.smp.line_far_ns = 150;
+  const RunResult packed = run(c);
+  c.access.placement = Placement::kSpread;
+  const RunResult spread = run(c);
+  EXPECT_EQ(packed.get("model.coherence_far_transfers_per_fault"), 0);
+  EXPECT_GT(spread.get("model.coherence_far_transfers_per_fault"), 3);
+  EXPECT_LT(spread.get("model.est_faults_per_s"), 0.9 * packed.get("model.est_faults_per_s"));
+  // With the two costs equal, where the tasks run makes no difference.
+  c.smp.line_far_ns = c.smp.line_near_ns;
+  EXPECT_EQ(run(c).get("model.est_faults_per_s"), packed.get("model.est_faults_per_s"));
+}
+
+// A line that every fault moves bounds the rate: however many threads, no
+// more than one fault per (its transfers per fault x their cost).
+TEST(ConcurrentEngine, ABouncingLineBoundsTheRate) {
+  Config c = with(pft(12, 12 << 20, 1), kPatch12);
+  c.access.interleave = Interleave::kTimed;
+  c.smp.line_near_ns = c.smp.line_far_ns = 400;
+  const RunResult r = run(c);
+  const double per_fault_ns = (r.get("model.coherence.vma.line2.misses_per_fault") +
+                               r.get("model.coherence.vma.line2.upgrades_per_fault")) *
+                              400;
+  EXPECT_LE(r.get("model.est_faults_per_s"), 1e9 / per_fault_ns * 1.02);
+  EXPECT_GE(r.get("model.est_faults_per_s"), 1e9 / per_fault_ns * 0.8);
+}
+
 TEST(ConcurrentEngine, DebugVmKeepsTheAssertion) {
   Config c = with(pft(1, 2 << 20, 1), kPatch12);
   c.kernel.debug_vm = true;

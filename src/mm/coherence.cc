@@ -1,12 +1,20 @@
 #include "mm/coherence.h"
 
+#include <algorithm>
+
 #include "util/check.h"
 
 namespace faultline::mm {
 
-CoherenceTracker::CoherenceTracker(unsigned nr_cpus)
+CoherenceTracker::CoherenceTracker(unsigned nr_cpus, const std::vector<uint32_t>& domains)
     : nr_cpus_(nr_cpus), cpus_(std::make_unique<CpuView[]>(nr_cpus)) {
   FAULTLINE_CHECK(nr_cpus >= 1 && nr_cpus <= kMaxCoherenceCpus);
+  FAULTLINE_CHECK(domains.empty() || domains.size() == nr_cpus);
+  for (unsigned c = 0; c < nr_cpus; ++c) {
+    for (unsigned o = 0; o < nr_cpus; ++o) {
+      if (domains.empty() || domains[o] == domains[c]) cpus_[c].domain_mask |= uint64_t{1} << o;
+    }
+  }
 }
 
 LineId CoherenceTracker::add_line(std::string_view group) {
@@ -19,6 +27,7 @@ LineId CoherenceTracker::add_line(std::string_view group) {
       cpus_[c].accesses.push_back(0);
       cpus_[c].misses.push_back(0);
       cpus_[c].upgrades.push_back(0);
+      cpus_[c].far.push_back(0);
     }
   }
   ++group_lines_[g];
@@ -35,7 +44,7 @@ LineId CoherenceTracker::add_lines(std::string_view group, unsigned n) {
   return first;
 }
 
-LineOutcome CoherenceTracker::access(unsigned cpu, LineId id, bool write) {
+LineOutcome CoherenceTracker::access(unsigned cpu, LineId id, bool write, bool* far) {
   FAULTLINE_DCHECK(cpu < nr_cpus_ && id < lines_.size());
   Line& line = lines_[id];
   CpuView& view = cpus_[cpu];
@@ -45,14 +54,21 @@ LineOutcome CoherenceTracker::access(unsigned cpu, LineId id, bool write) {
   uint64_t v = line.version.load(std::memory_order_acquire);
   const bool valid = view.seen[id] == v;
   LineOutcome out = LineOutcome::kHit;
+  bool crossed = false;
   if (!write) {
-    if (!valid) out = LineOutcome::kMiss;
-    line.sharers.fetch_or(me, std::memory_order_acq_rel);
-  } else {
+    const uint64_t holders = line.sharers.fetch_or(me, std::memory_order_acq_rel);
     if (!valid) {
       out = LineOutcome::kMiss;
-    } else if (line.sharers.load(std::memory_order_acquire) & ~me) {
+      crossed = !(holders & view.domain_mask);  // no copy in this domain's cache
+    }
+  } else {
+    const uint64_t holders = line.sharers.load(std::memory_order_acquire);
+    if (!valid) {
+      out = LineOutcome::kMiss;
+      crossed = !(holders & view.domain_mask);
+    } else if (holders & ~me) {
       out = LineOutcome::kUpgrade;
+      crossed = (holders & ~view.domain_mask) != 0;  // a copy outside the domain
     }
     v = line.version.fetch_add(1, std::memory_order_acq_rel) + 1;
     line.sharers.store(me, std::memory_order_release);
@@ -60,7 +76,16 @@ LineOutcome CoherenceTracker::access(unsigned cpu, LineId id, bool write) {
   view.seen[id] = v;
   if (out == LineOutcome::kMiss) ++view.misses[g];
   if (out == LineOutcome::kUpgrade) ++view.upgrades[g];
+  if (crossed) ++view.far[g];
+  if (far) *far = crossed;
   return out;
+}
+
+double CoherenceTracker::occupy(LineId id, double at_ns, double hold_ns) {
+  Line& line = lines_[id];
+  const double start = std::max(at_ns, line.free_at_ns);
+  line.free_at_ns = start + hold_ns;
+  return start;
 }
 
 std::vector<LineGroupStats> CoherenceTracker::groups() const {
@@ -72,6 +97,7 @@ std::vector<LineGroupStats> CoherenceTracker::groups() const {
       out[g].accesses += cpus_[c].accesses[g];
       out[g].misses += cpus_[c].misses[g];
       out[g].upgrades += cpus_[c].upgrades[g];
+      out[g].far += cpus_[c].far[g];
     }
   }
   return out;
@@ -85,6 +111,7 @@ LineGroupStats CoherenceTracker::total() const {
     t.accesses += g.accesses;
     t.misses += g.misses;
     t.upgrades += g.upgrades;
+    t.far += g.far;
   }
   return t;
 }

@@ -21,6 +21,15 @@
 // and reproducible; with real threads they are approximate (each update is
 // atomic, their composition is not).
 //
+// Topology: CPUs may be grouped in domains, the CPUs behind one last-level
+// cache (an AMD CCD). A miss is near when a CPU of the requester's domain
+// holds the line's current version (its L3 has it), far otherwise; an
+// upgrade is near when every other copy sits in the requester's domain.
+// With timing on (the deterministic interleavings), a line also has a time
+// until which it is busy moving to its last requester: the next transfer of
+// the same line starts after it (requests to one line are served one at a
+// time), so lines that bounce between many CPUs queue.
+//
 // Simplified: no capacity or conflict misses, no prefetch, no false sharing
 // beyond what the modelled layout puts on one line; up to 64 CPUs.
 #pragma once
@@ -47,11 +56,13 @@ struct LineGroupStats {
   uint64_t accesses = 0;
   uint64_t misses = 0;
   uint64_t upgrades = 0;
+  uint64_t far = 0;  // misses and upgrades that crossed domains
 };
 
 class CoherenceTracker {
  public:
-  explicit CoherenceTracker(unsigned nr_cpus);
+  // domains: the domain of each CPU (empty: all in one).
+  explicit CoherenceTracker(unsigned nr_cpus, const std::vector<uint32_t>& domains = {});
   CoherenceTracker(const CoherenceTracker&) = delete;
   CoherenceTracker& operator=(const CoherenceTracker&) = delete;
 
@@ -61,9 +72,14 @@ class CoherenceTracker {
   // Registers n consecutive lines; returns the first id.
   LineId add_lines(std::string_view group, unsigned n);
 
-  // One access by `cpu`. Safe to call from several threads at once, each
-  // with its own cpu number.
-  LineOutcome access(unsigned cpu, LineId line, bool write);
+  // One access by `cpu`; *far (if given) says whether a miss or upgrade
+  // crossed domains. Safe to call from several threads at once, each with
+  // its own cpu number.
+  LineOutcome access(unsigned cpu, LineId line, bool write, bool* far = nullptr);
+  // A transfer of `line` asked for at time `at_ns` that takes `hold_ns`:
+  // returns when it starts (at_ns, or when the line's previous transfer
+  // ends). Deterministic interleavings only (not thread-safe).
+  double occupy(LineId line, double at_ns, double hold_ns);
 
   unsigned nr_cpus() const { return nr_cpus_; }
   // Per group, in registration order, summed over CPUs. Call when no CPU runs.
@@ -75,12 +91,14 @@ class CoherenceTracker {
     std::atomic<uint64_t> version{0};
     std::atomic<uint64_t> sharers{0};  // CPUs holding a copy of `version`
     uint32_t group = 0;
+    double free_at_ns = 0;  // the end of its last transfer (occupy)
   };
   // One CPU's view: the version it last saw per line, its counts per group.
   // Touched only by that CPU while running, so it needs no atomics.
   struct alignas(64) CpuView {
     std::vector<uint64_t> seen;
-    std::vector<uint64_t> accesses, misses, upgrades;  // per group
+    std::vector<uint64_t> accesses, misses, upgrades, far;  // per group
+    uint64_t domain_mask = 0;  // the CPUs of its domain, itself included
   };
 
   unsigned nr_cpus_;
@@ -94,13 +112,28 @@ class CoherenceTracker {
 struct CpuCtx {
   unsigned cpu = 0;
   CoherenceTracker* coh = nullptr;  // null: lines are not tracked
-  // Outcomes of the current step (the engine turns them into time).
+  // What a transfer costs (ns), within the CPU's domain and across.
+  double near_ns = 0;
+  double far_ns = 0;
+  // Timing of transfers against each other (CoherenceTracker::occupy):
+  // off in the interleavings without a common clock.
+  bool timed = false;
+  double now_ns = 0;  // when the current step started
+  // Outcomes of the current step, and the time its transfers took,
+  // waiting for the line included.
   uint32_t step_misses = 0;
   uint32_t step_upgrades = 0;
+  double step_transfer_ns = 0;
 
+  void begin_step(double now) {
+    now_ns = now;
+    step_misses = step_upgrades = 0;
+    step_transfer_ns = 0;
+  }
   void touch(LineId line, bool write) {
     if (!coh || line == kNoLine) return;
-    switch (coh->access(cpu, line, write)) {
+    bool far = false;
+    switch (coh->access(cpu, line, write, &far)) {
       case LineOutcome::kMiss:
         ++step_misses;
         break;
@@ -108,8 +141,16 @@ struct CpuCtx {
         ++step_upgrades;
         break;
       case LineOutcome::kHit:
-        break;
+        return;
     }
+    const double cost = far ? far_ns : near_ns;
+    if (!timed) {
+      step_transfer_ns += cost;
+      return;
+    }
+    const double asked = now_ns + step_transfer_ns;
+    const double start = coh->occupy(line, asked, cost);
+    step_transfer_ns += start - asked + cost;
   }
   void read(LineId line) { touch(line, false); }
   void write(LineId line) { touch(line, true); }

@@ -32,6 +32,38 @@ TEST(Coherence, WriteToASharedLineIsAnUpgrade) {
   EXPECT_EQ(coh.access(1, l, true), LineOutcome::kMiss);     // RFO
 }
 
+// CPUs 0 and 1 share a domain, 2 is in another: a line another CPU of the
+// requester's domain holds comes from the shared cache (near); one held
+// only outside it, or copies outside it to invalidate, cross (far).
+TEST(Coherence, DomainsTellNearFromFar) {
+  CoherenceTracker coh(3, {0, 0, 1});
+  const LineId l = coh.add_line("x");
+  bool far = true;
+  coh.access(0, l, true);
+  EXPECT_EQ(coh.access(1, l, false, &far), LineOutcome::kMiss);
+  EXPECT_FALSE(far);  // cpu 0, same domain, held it
+  EXPECT_EQ(coh.access(2, l, false, &far), LineOutcome::kMiss);
+  EXPECT_TRUE(far);  // only domain 0 held it
+  EXPECT_EQ(coh.access(0, l, true, &far), LineOutcome::kUpgrade);
+  EXPECT_TRUE(far);         // cpu 2's copy is across
+  coh.access(1, l, false);  // near miss: 0 and 1 hold it
+  EXPECT_EQ(coh.access(0, l, true, &far), LineOutcome::kUpgrade);
+  EXPECT_FALSE(far);  // only cpu 1 to invalidate, in the same domain
+  EXPECT_EQ(coh.total().far, 2u);
+}
+
+// Transfers of one line are served one after another: a request that
+// comes while the line is moving starts when that transfer ends.
+TEST(Coherence, TransfersOfALineQueue) {
+  CoherenceTracker coh(2);
+  const LineId a = coh.add_line("x");
+  const LineId b = coh.add_line("x");
+  EXPECT_EQ(coh.occupy(a, 100, 50), 100);
+  EXPECT_EQ(coh.occupy(a, 120, 50), 150);  // waits for the first
+  EXPECT_EQ(coh.occupy(a, 400, 50), 400);  // the line is free by then
+  EXPECT_EQ(coh.occupy(b, 120, 50), 120);  // another line does not wait
+}
+
 TEST(Coherence, GroupsSumTheirLines) {
   CoherenceTracker coh(2);
   const LineId a = coh.add_line("vma.line2");

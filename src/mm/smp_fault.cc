@@ -36,7 +36,8 @@ World::World(const WorldSpec& spec)
   const unsigned n = spec.nr_cpus;
   FAULTLINE_CHECK(n >= 1 && n <= kMaxCoherenceCpus);
   FAULTLINE_CHECK(spec.slice_pages >= 1);
-  if (spec.track_lines) coh_ = std::make_unique<CoherenceTracker>(n);
+  FAULTLINE_CHECK(spec.domains.empty() || spec.domains.size() == n);
+  if (spec.track_lines) coh_ = std::make_unique<CoherenceTracker>(n, spec.domains);
 
   const bool one_vma = spec.sharing == SmpSharing::kThreads;
   const bool processes = spec.sharing == SmpSharing::kProcesses;
@@ -90,6 +91,8 @@ World::World(const WorldSpec& spec)
     auto task = std::make_unique<Task>();
     task->cpu.cpu = t;
     task->cpu.coh = coh_.get();
+    task->cpu.near_ns = spec.costs.line_near_ns;
+    task->cpu.far_ns = spec.costs.line_far_ns;
     task->mm = mms_[processes ? t : 0].get();
     task->pt = pts_[processes ? t : 0].get();
     task->slice_first = kRegionBaseVpn + (one_vma ? t * spec.slice_pages : t * stride);
@@ -146,10 +149,11 @@ bool World::begin_next_op(Task& t) {
   return true;
 }
 
-double World::step(Task& t) {
+double World::step(Task& t, std::optional<double> now_ns) {
   if (t.step == SmpStep::kIdle && !begin_next_op(t)) return 0;
   if (t.step == SmpStep::kDone) return 0;
-  t.cpu.step_misses = t.cpu.step_upgrades = 0;
+  t.cpu.timed = now_ns.has_value();
+  t.cpu.begin_step(now_ns.value_or(0));
   double ns = 0;
   // A TLB-flush IPI from another CPU of this mm interrupts this one; the
   // handler reads the mm's tlb_gen.
@@ -196,8 +200,7 @@ double World::step(Task& t) {
       break;
   }
   t.vm_events.inc(VmEvent::steps);
-  return ns + spec_.costs.miss_ns * t.cpu.step_misses +
-         spec_.costs.upgrade_ns * t.cpu.step_upgrades;
+  return ns + t.cpu.step_transfer_ns;
 }
 
 double World::rss_add(Task& t, MmCounter c, int64_t n) {

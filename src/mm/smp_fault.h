@@ -25,40 +25,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "mm/coherence.h"
 #include "mm/profile.h"
+#include "mm/smp_costs.h"
 #include "mm/vma_lock.h"
 #include "mm/vmstat.h"
 #include "util/mutex.h"
 #include "util/thread_annotations.h"
 
 namespace faultline::mm::smp {
-
-// Modelled CPU time of each step (ns). Illustrative, not calibrated: the
-// counts are the model's claim, the time is a consequence of them.
-struct SmpCosts {
-  double lock_vma_ns = 40;     // exception entry, maple walk, vma_start_read
-  double mmap_lock_ns = 20;    // the rwsem instead of the VMA lock
-  double handle_ns = 20;       // handle_mm_fault down to do_anonymous_page
-  double alloc_zero_ns = 250;  // alloc_anon_folio: allocate, charge, clear_page
-  double map_pte_ns = 40;      // PTE lock, rmap, LRU batch, set_ptes
-  double map_page_ns = 15;     // each extra PTE set by fault-around
-  double rss_add_ns = 10;      // one percpu_counter_add_batch without fold
-  double rss_fold_ns = 30;     // a fold into the shared count
-  double account_ns = 25;      // mm_account_fault, perf event
-  double end_read_ns = 10;     // vma_end_read
-  double return_ns = 60;       // return to user, the access re-executed
-  double zap_syscall_ns = 300;
-  double zap_table_ns = 50;
-  double zap_page_ns = 10;
-  double tlb_flush_ns = 200;
-  double ipi_send_ns = 1000;  // flush_tlb_multi: wait for the other CPUs
-  double ipi_recv_ns = 500;   // the interrupted CPU's cost
-  double miss_ns = 100;       // a line that comes from another CPU's cache
-  double upgrade_ns = 50;     // invalidating other CPUs' copies
-};
 
 enum class SmpWorkload : uint8_t { kPft, kLatPagefault };
 // Who shares what: threads of one process on one VMA, threads each with
@@ -68,7 +46,10 @@ enum class SmpSharing : uint8_t { kThreads, kThreadsVmaEach, kProcesses };
 struct WorldSpec {
   SmpWorkload workload = SmpWorkload::kPft;
   SmpSharing sharing = SmpSharing::kThreads;
-  unsigned nr_cpus = 1;        // tasks, one per logical CPU
+  unsigned nr_cpus = 1;  // tasks, one per logical CPU
+  // The cache domain of each task's CPU (empty: all in one); transfers
+  // between domains cost costs.line_far_ns.
+  std::vector<uint32_t> domains;
   uint64_t slice_pages = 512;  // pages each task faults per pass
   uint64_t passes = 1;
   bool write = true;  // pft: write faults (new pages); false: zero-page reads
@@ -185,7 +166,9 @@ class World {
   // Runs the next step of task t, starting its next operation if it is
   // idle. Returns the step's modelled cost (ns); t.step == kDone when its
   // program has finished. Steps of different tasks may run concurrently.
-  double step(Task& t);
+  // With now_ns (the task's clock; deterministic interleavings only), the
+  // step's transfers queue behind other CPUs' transfers of the same lines.
+  double step(Task& t, std::optional<double> now_ns = std::nullopt);
   bool done(const Task& t) const { return t.step == SmpStep::kDone; }
 
   // The modelled time of one fault without contention (the timed
