@@ -329,7 +329,8 @@ const std::vector<KeyDef>& key_table() {
     const std::vector<KeyDef> rest = {
         key<Int<uint32_t>>("machine.cpus", FAULTLINE_FIELD(machine.cpus),
                            "online CPUs: percpu_counter_batch, and the CPUs the tasks share in "
-                           "the time estimate (0: one per task)"),
+                           "the time estimate (0: one per task); with 2 or more, kswapd reclaims "
+                           "beside a stream's task when the memory pressure is not a cgroup's"),
         key<Choice<Kind>>("access.workload", FAULTLINE_FIELD(access.workload),
                           "stream: replay access.pattern; pft: threads write-fault slices of one "
                           "anonymous region; lat_pagefault: read faults with fault-around on a "

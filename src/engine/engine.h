@@ -32,6 +32,10 @@ std::unique_ptr<Engine> make_serial_engine();
 // workload's other charges, or the machine's memory less what the kernel
 // keeps (machine.kernel_reserved, or its estimate).
 uint64_t cache_capacity_pages(const Config& cfg);
+// How many pages kswapd may fall behind the task before its allocations
+// wait (the low - min watermark gap); 0 when there is no kswapd to overlap
+// with: one CPU (machine.cpus below 2), or a memory cgroup's limit.
+uint64_t kswapd_gap_pages(const Config& cfg);
 // The access stream a configuration asks for (the probe replays the same).
 workload::AccessSpec make_access_spec(const Config& cfg);
 // Pages of the mapping a configuration makes.

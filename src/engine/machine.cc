@@ -36,8 +36,10 @@ std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   bdi.bandwidth_bytes_per_s = static_cast<double>(cfg.device.bandwidth);
   bdi.latency_ns = cfg.device.latency_us * 1e3;
   bdi.queue_depth = cfg.device.queue_depth;
-  return std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
-                                      cfg.cpu, model_engine(cfg));
+  auto k = std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
+                                        cfg.cpu, model_engine(cfg));
+  k->set_kswapd(kswapd_gap_pages(cfg));
+  return k;
 }
 
 unsigned file_max_order(const Config& cfg, const mm::KernelProfile& prof) {

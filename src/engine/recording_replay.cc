@@ -328,6 +328,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
   mm::Kernel& k = *kernel;
   Replay replay(cfg, k, info);
 
+  k.settle_reclaim();  // the preparation's reclaim is not the workload's
   const mm::VmStat before = k.vmstat();
   const double t0 = k.now_ns();
   replay.start();
@@ -343,6 +344,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
     for (size_t i = 0; i < n; ++i) {
       k.set_access_seq(done + i);
       replay.apply(batch[i]);
+      k.settle_reclaim();
       timeline.after_access(done + i + 1);
       invariants.after_access(done + i + 1);
     }
@@ -354,6 +356,7 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
   replay.finish();
   FAULTLINE_RETURN_IF_ERROR(invariants.finish(done));
 
+  k.settle_reclaim();  // the last access's
   RunResult r;
   r.config = effective_keys(cfg);
   r.timeline = timeline.finish(done);

@@ -63,6 +63,7 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
           mm::do_madvise(s.k, s.vma, 0, s.map_pages, mm::Madvise::kDontneed);
         }
       }
+      s.k.settle_reclaim();
       s.timeline.after_access(done + i + 1);
       s.invariants.after_access(done + i + 1);
     }
@@ -84,6 +85,7 @@ Status replay_traced_reads(Stream& s, const workload::AccessSpec& spec) {
     const workload::ByteRange& r = (*ranges)[i];
     s.k.set_access_seq(i);
     mm::filemap_read(s.k, s.file, base + r.offset, r.length ? r.length : s.cfg.access.read_size);
+    s.k.settle_reclaim();
     s.timeline.after_access(i + 1);
     s.invariants.after_access(i + 1);
     s.done = i + 1;
@@ -125,6 +127,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   mm::Vma* vma = k.mmap(&mm, file, cfg.mapping.offset >> mm::kPageShift, map_pages, flags,
                         cfg.mapping.align_offset);
 
+  k.settle_reclaim();  // the preparation's reclaim is not the workload's
   const mm::VmStat before = k.vmstat();
   const double t0 = k.now_ns();
   mm::do_madvise(k, *vma, 0, map_pages, cfg.mapping.madvise);
@@ -150,6 +153,7 @@ Result<RunResult> SerialEngine::run(const Config& cfg, mm::Tracer* tracer,
   // Readahead still cached at the end that the workload never touched.
   k.vmstat().inc(mm::VmEvent::ra_wasted_unused, as->nr_ra_unused_pages());
 
+  k.settle_reclaim();  // the last access's
   RunResult r;
   r.config = effective_keys(cfg);
   r.timeline = timeline.finish(st.done);

@@ -49,6 +49,7 @@ class TimelineSampler {
                   double t0_ns, Faults faults);
 
   // After an access; `done` accesses have been replayed in all.
+  // (The engine has settled the access's reclaim: Kernel::settle_reclaim.)
   void after_access(uint64_t done) {
     if (on_ && (done >= next_access_ || k_.now_ns() >= next_ns_)) [[unlikely]]
       sample(done);

@@ -88,6 +88,24 @@ void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sy
   }
 }
 
+void Kernel::settle_reclaim_slow() {
+  const int64_t start = std::max(access_start_ps_, kswapd_free_at_ps_);
+  kswapd_free_at_ps_ = start + kswapd_pending_ps_;
+  vmstat_.inc(VmEvent::kswapd_ns, static_cast<uint64_t>(kswapd_pending_ps_ / 1000));
+  // How long kswapd takes to free the gap, at this work's cost per page.
+  const auto pages = static_cast<int64_t>(kswapd_pending_pages_);
+  const auto gap = static_cast<int64_t>(kswapd_gap_pages_);
+  const int64_t lag =
+      pages == 0 ? 0 : kswapd_pending_ps_ / pages * gap + kswapd_pending_ps_ % pages * gap / pages;
+  const int64_t until = kswapd_free_at_ps_ - lag;
+  if (until > now_ps_) {
+    vmstat_.inc(VmEvent::reclaim_wait_ns, static_cast<uint64_t>((until - now_ps_) / 1000));
+    now_ps_ = until;
+  }
+  kswapd_pending_ps_ = 0;
+  kswapd_pending_pages_ = 0;
+}
+
 void Kernel::wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr) {
   while (!inflight_.empty() && inflight_.front().done_ps <= now_ps_) inflight_.pop_front();
   int64_t until = now_ps_;

@@ -285,6 +285,36 @@ class Kernel {
   double now_ns() const { return static_cast<double>(now_ps_) / 1e3; }
   // n steps of one of the fault path's CPU costs.
   void cpu_work(CpuCost c, uint64_t n = 1) { now_ps_ += cpu_ps_[c] * static_cast<int64_t>(n); }
+  // Reclaim of `folios` folios (`pages` pages) for the task's charges.
+  // Without kswapd (one CPU, or a memory cgroup's limit, which is always
+  // reclaimed directly) the task does it: evict_folio_ns each. With kswapd
+  // the work is set aside for settle_reclaim.
+  void reclaim_work(uint64_t folios, uint64_t pages) {
+    const int64_t ps = cpu_ps_[CpuCost::evict_folio_ns] * static_cast<int64_t>(folios);
+    if (kswapd_gap_pages_ == 0) {
+      now_ps_ += ps;
+      return;
+    }
+    kswapd_pending_ps_ += ps;
+    kswapd_pending_pages_ += pages;
+  }
+  // kswapd on a CPU of its own (balance_pgdat): woken when free memory falls
+  // below the low watermark, it frees what the task's allocations use while
+  // the task runs on, as long as it is no more than the low - min gap
+  // behind (gap_pages); past that, allocations wait for free pages (direct
+  // reclaim, throttling). 0: no kswapd.
+  void set_kswapd(uint64_t gap_pages) { kswapd_gap_pages_ = gap_pages; }
+  // Charges an access's reclaim, set aside by reclaim_work, to kswapd: it
+  // takes it up from the access's start or when it is done with the work
+  // it has, and the task waits only for what puts kswapd more than the gap
+  // behind. The engines settle after each access (and before the first),
+  // so the result does not depend on how the evictions were grouped (the
+  // runs engine evicts in bulk).
+  void settle_reclaim() {
+    if (kswapd_pending_ps_ > 0) [[unlikely]]
+      settle_reclaim_slow();
+    access_start_ps_ = now_ps_;
+  }
   // The copy of `bytes` by read(2) (copy_page_ns per 4 KiB).
   void cpu_copy(uint64_t bytes) {
     now_ps_ += cpu_ps_[CpuCost::copy_page_ns] * static_cast<int64_t>(bytes) /
@@ -344,6 +374,13 @@ class Kernel {
   uint64_t nr_charged_ = 0;
   bool reclaim_gave_up_ = false;
   int64_t now_ps_ = 0;
+  // kswapd: the gap it may lag (pages; 0: none), the access's reclaim not
+  // yet charged to it, when that access started, when kswapd is next idle.
+  uint64_t kswapd_gap_pages_ = 0;
+  int64_t kswapd_pending_ps_ = 0;
+  uint64_t kswapd_pending_pages_ = 0;
+  int64_t access_start_ps_ = 0;
+  int64_t kswapd_free_at_ps_ = 0;
   int64_t dev_free_at_ps_ = 0;
   int64_t latency_ps_;
   // Asynchronous reads the device has not finished, in submission order
@@ -358,6 +395,7 @@ class Kernel {
   // earlier than the oldest of them completes).
   std::deque<int64_t> queued_done_ps_;
   void wait_on_read_slow(uint32_t ino, pgoff_t index, uint64_t nr);
+  void settle_reclaim_slow();
   Tracer* tracer_ = nullptr;
   uint64_t access_seq_ = 0;
   uint32_t mmap_miss_peak_ = 0;

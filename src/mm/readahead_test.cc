@@ -458,3 +458,58 @@ TEST(ElapsedTime, CachedReadCostsTheCallAndTheCopy) {
 
 }  // namespace
 }  // namespace faultline::mmtest
+
+namespace faultline::mmtest {
+namespace {
+
+// Sequential read(2) of a 64 MiB file through a 4 MiB cache, settled after
+// each call as the engines do; returns the clock (ns).
+double read_through(Model& m, uint64_t kswapd_gap) {
+  m.k().set_kswapd(kswapd_gap);
+  m.k().settle_reclaim();
+  const uint64_t pages = m.as().nr_pages();
+  for (pgoff_t p = 0; p < pages; p += 16) {
+    m.read_pages(p, 16);
+    m.k().settle_reclaim();
+  }
+  return m.k().now_ns();
+}
+
+// kswapd on a second CPU takes reclaim off the reader: the counters are
+// the same, the reader's time is less by about the evictions' cost, which
+// kswapd spent instead; the reader never waits while kswapd is no more
+// than the watermark gap behind.
+TEST(ElapsedTime, KswapdReclaimsBesideTheReader) {
+  Model direct(reader(32).capacity(1024));
+  Model beside(reader(32).capacity(1024));
+  const double t_direct = read_through(direct, 0);
+  const double t_beside = read_through(beside, 2048);
+  for (VmEvent e : {VmEvent::pgpgin, VmEvent::pages_evicted, VmEvent::pgsteal_file}) {
+    EXPECT_EQ(direct.count(e), beside.count(e));
+  }
+  const uint64_t evicted = direct.count(VmEvent::pages_evicted);
+  ASSERT_GT(evicted, 15000u);
+  const double work = static_cast<double>(evicted) * direct.k().cpu().evict_folio_ns;
+  EXPECT_EQ(direct.count(VmEvent::kswapd_ns), 0u);
+  EXPECT_NEAR(static_cast<double>(beside.count(VmEvent::kswapd_ns)), work, work * 1e-3);
+  EXPECT_EQ(beside.count(VmEvent::reclaim_wait_ns), 0u);
+  EXPECT_LT(t_beside, t_direct);
+  // The device bounds both; what the reader saves is at most kswapd's work.
+  EXPECT_GE(t_beside, t_direct - work * 1.001);
+}
+
+// When a folio takes kswapd longer to evict than the device takes to read
+// one, kswapd falls behind: once it is more than the gap behind, the reader
+// waits for it, and then it runs at kswapd's pace.
+TEST(ElapsedTime, ReaderWaitsForAKswapdThatFallsBehind) {
+  CpuCosts slow;
+  slow.evict_folio_ns = 100e3;  // 100 µs a folio; the device reads one in 2 µs
+  Model m(reader(32).capacity(1024).costs(slow));
+  const double t = read_through(m, 64);
+  EXPECT_GT(m.count(VmEvent::reclaim_wait_ns), 0u);
+  const double work = static_cast<double>(m.count(VmEvent::pages_evicted)) * slow.evict_folio_ns;
+  EXPECT_GE(t, work - 64 * slow.evict_folio_ns - 1);
+}
+
+}  // namespace
+}  // namespace faultline::mmtest

@@ -191,7 +191,9 @@ uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   }
   // FOLIOREF_RECLAIM_CLEAN / FOLIOREF_RECLAIM
   k.vmstat().inc(VmEvent::pgsteal_file, nr);
-  return evict_folio(k, *as, head, /*shadow=*/true);
+  const uint64_t freed = evict_folio(k, *as, head, /*shadow=*/true);
+  k.reclaim_work(1, freed);
+  return freed;
 }
 
 // ---------------------------------------------------------------------------
@@ -398,7 +400,7 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     as.add_cached(-static_cast<int64_t>(pages));
     k.charge(-static_cast<int64_t>(pages));
     k.vmstat().inc(VmEvent::pages_evicted, pages);
-    k.cpu_work(CpuCost::evict_folio_ns, n);
+    k.reclaim_work(n, pages);
     freed += pages;
     r = x;
   }
@@ -583,7 +585,6 @@ uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
   as.remove(head, shadow && !as.shmem(), age, ws);
   k.charge(-static_cast<int64_t>(in_file));
   k.vmstat().inc(VmEvent::pages_evicted, in_file);
-  k.cpu_work(CpuCost::evict_folio_ns);
   return in_file;
 }
 
@@ -654,6 +655,7 @@ bool invalidate_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
     if (mapped) return false;  // mapped: skipped
   }
   evict_folio(k, as, head, /*shadow=*/false);
+  k.cpu_work(CpuCost::evict_folio_ns);  // the task's own: fadvise, madvise, truncate
   return true;
 }
 

@@ -96,8 +96,10 @@ inline Gen generate(uint64_t seed) {
   set("model.invariants", pick("1", "13", "97"));
   set("model.engine", pick("pages", "runs"));
   set("kernel.profile", pick("6.9", "6.15", "6.18", "7.1", "7.4"));
-  set("machine.memory", pick("256MiB", "1GiB"));
-  if (chance(60)) set("machine.memory_limit", pick("4MiB", "8MiB", "12MiB", "24MiB"));
+  const std::string memory = pick("256MiB", "1GiB");
+  set("machine.memory", memory);
+  const bool limited = chance(60);
+  if (limited) set("machine.memory_limit", pick("4MiB", "8MiB", "12MiB", "24MiB"));
   set("device.read_ahead_kb", pick("4", "32", "128", "512", "2048", "8192"));
   if (chance(30)) set("kernel.fault_around_bytes", pick("4096", "16384", "65536", "262144"));
   if (chance(30)) set("file.large_folios", pick("auto", "on", "off"));
@@ -183,6 +185,16 @@ inline Gen generate(uint64_t seed) {
       if (chance(40)) set(p + "process", pick("p0", "p1"));
       if (chance(15)) set(p + "anon", pick("1MiB", "4MiB"));
       pattern_keys(p, true, mibs[file]);
+    }
+  }
+  if (chance(40)) {
+    // A second CPU: kswapd reclaims beside the task when the pressure is
+    // the machine's, not a cgroup's; a machine that leaves the cache 8 or
+    // 16 MiB puts it under that pressure.
+    set("machine.cpus", "2");
+    if (!limited) {
+      set("machine.kernel_reserved",
+          memory == "1GiB" ? pick("1008MiB", "1016MiB") : pick("240MiB", "248MiB"));
     }
   }
   return g;

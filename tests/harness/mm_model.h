@@ -49,6 +49,7 @@ struct ModelSetup {
   uint32_t ra_pages = 32;                       // BackingDev.ra_pages (read_ahead_kb / 4)
   uint32_t io_pages = 256;                      // BackingDev.io_pages
   uint64_t capacity_pages = uint64_t{1} << 23;  // 32 GiB: nothing is evicted
+  CpuCosts cpu;                                 // the time estimate's CPU costs
   // The mapping: [map_pgoff, map_pgoff + map_pages) of the file at a 2 MiB
   // boundary plus align_offset pages. map_pages 0: to the end of the file.
   pgoff_t map_pgoff = 0;
@@ -88,6 +89,10 @@ struct ModelSetup {
   }
   ModelSetup& order(unsigned v) {
     max_order = v;
+    return *this;
+  }
+  ModelSetup& costs(const CpuCosts& c) {
+    cpu = c;
     return *this;
   }
   ModelSetup& ra(uint32_t v) {
@@ -147,7 +152,7 @@ class Model {
     BackingDev bdi;
     bdi.ra_pages = s.ra_pages;
     bdi.io_pages = s.io_pages;
-    k_ = std::make_unique<Kernel>(prof, s.capacity_pages, bdi, CpuCosts{}, engine());
+    k_ = std::make_unique<Kernel>(prof, s.capacity_pages, bdi, s.cpu, engine());
     as_ = k_->new_address_space(s.file_bytes, s.shmem, s.max_order);
     file_ = k_->open(as_);
     if (s.map) {
