@@ -5,10 +5,11 @@
 // Three ways to interleave the tasks (access.interleave):
 //   timed     one OS thread; the task with the smallest modelled clock runs
 //             its next step (ties: lowest CPU), each step advancing the
-//             clock by its modelled cost, coherence misses included. The
-//             tasks start staggered by 1/N of a fault. Exact and
-//             reproducible; gives an estimate of faults/s on a machine whose
-//             transfers cost SmpCosts::miss_ns.
+//             clock by its modelled cost (smp.*), its line transfers
+//             included: near or far by cache domain, each waiting for the
+//             line's previous transfer. The tasks start staggered by 1/N of
+//             a fault. Exact and reproducible; gives an estimate of faults/s
+//             on the machine the costs and domains describe.
 //   lockstep  one OS thread; round-robin, one step per task per round. The
 //             simplest exact order; the unit tests derive its counts by hand.
 //   real      one std::thread per task, each running its steps back to
