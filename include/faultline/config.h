@@ -58,8 +58,10 @@ struct MachineConfig {
   uint64_t memory_limit = 0;                // cgroup memory limit of the workload; 0: none
   std::optional<uint64_t> kernel_reserved;  // memory not available to caches; unset: estimated
   uint64_t cgroup_overhead = 1ULL << 20;    // non-cache charges of the workload under a limit
-  uint32_t cpus = 0;                        // online CPUs (percpu_counter_batch); 0: access.threads
-  uint32_t cpus_per_domain = 0;             // CPUs sharing a last-level cache; 0: all
+  // Online CPUs: percpu_counter_batch, and with 2 or more kswapd reclaims
+  // beside a stream's task; 0: access.threads.
+  uint32_t cpus = 0;
+  uint32_t cpus_per_domain = 0;  // CPUs sharing a last-level cache; 0: all
 };
 
 struct DeviceConfig {

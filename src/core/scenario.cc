@@ -333,14 +333,17 @@ Result<Scenario> load_scenario(const std::string& path) {
 
 namespace {
 
-// The keys a machine profile may set: these, and every cpu.* key.
+// The keys a machine profile may set: these, and every key of these
+// families (the cost lists).
 const std::vector<std::string> kMachineKeys = {
     "device.bandwidth", "device.latency_us", "device.queue_depth",     "device.max_sectors_kb",
     "machine.cpus",     "machine.memory",    "machine.cpus_per_domain"};
+const std::vector<std::string> kMachineFamilies = {"cpu.", "smp."};
 
 bool is_machine_key(const std::string& key) {
   return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end() ||
-         key.rfind("cpu.", 0) == 0 || key.rfind("smp.", 0) == 0;
+         std::any_of(kMachineFamilies.begin(), kMachineFamilies.end(),
+                     [&](const std::string& f) { return key.rfind(f, 0) == 0; });
 }
 
 }  // namespace
@@ -374,8 +377,10 @@ Result<MachineProfile> load_machine_profile(const std::string& path) {
       if (!is_machine_key(full)) {
         std::string keys;
         for (const std::string& mk : kMachineKeys) keys += mk + ", ";
-        return Status::InvalidArgument(
-            path + ": '" + full + "' is not a key of a machine profile (" + keys + "cpu.*, smp.*)");
+        for (const std::string& f : kMachineFamilies) keys += f + "*, ";
+        keys.resize(keys.size() - 2);
+        return Status::InvalidArgument(path + ": '" + full +
+                                       "' is not a key of a machine profile (" + keys + ")");
       }
       auto text = scalar_text(fv, path + ": " + full);
       if (!text.ok()) return text.status();

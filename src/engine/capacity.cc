@@ -61,10 +61,6 @@ uint64_t cache_capacity_pages(const Config& cfg) {
   return std::max<uint64_t>(bytes / 4096, 1);
 }
 
-}  // namespace faultline::engine
-
-namespace faultline::engine {
-
 uint64_t kswapd_gap_pages(const Config& cfg) {
   // A memory cgroup's limit is reclaimed by the charging task itself
   // (try_charge -> try_to_free_mem_cgroup_pages); kswapd needs a CPU other
