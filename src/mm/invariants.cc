@@ -60,7 +60,7 @@ void check_runs(const AddressSpace& as, Report& r) {
     if (f.nr == 0) r.add(at(as, f.start) + ": an empty run");
     if (f.start < next) r.add(at(as, f.start) + ": a run overlaps the run before it");
     next = f.end();
-    if (f.as != &as) r.add(at(as, f.start) + ": a run that names another inode");
+    if (f.as() != &as) r.add(at(as, f.start) + ": a run that names another inode");
     const bool linked = f.older && f.newer;
     if (((f.flags & kPgLru) != 0) != linked) {
       r.add(at(as, f.start) + ": a run whose PG_lru disagrees with its list links");
@@ -85,7 +85,7 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
   for (const bool active : {false, true}) {
     uint64_t pages = 0;
     (active ? lv.active_runs : lv.inactive_runs).for_each([&](const FolioRun& f) {
-      const AddressSpace& as = *f.as;
+      const AddressSpace& as = *f.as();
       for (pgoff_t h = f.start; h < f.end(); h += f.folio_pages()) {
         if (!on_lru.insert(key(as.ino(), h)).second) r.add(at(as, h) + ": on the LRU lists twice");
       }

@@ -75,7 +75,7 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
   if (at < last) gaps.emplace_back(at, last);
   uint64_t set = 0;
   for (const auto& [s, e] : gaps) {
-    if (fault_at >= s && fault_at < e) {
+    if (fault_at >= s && fault_at < e && faulting != prefault) {
       vma.ptes.set_range(s, fault_at - s, prefault);
       vma.ptes.set(fault_at, faulting);
       vma.ptes.set_range(fault_at + 1, e - fault_at - 1, prefault);

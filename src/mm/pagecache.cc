@@ -139,10 +139,7 @@ bool AddressSpace::touch_runs(pgoff_t i) {
     const pgoff_t h = r->head_of(i);
     runs_->ra_unused().assign(h, h + r->folio_pages(), 0);
   }
-  util::RunMap<uint8_t>& t = runs_->touched();
-  if (t.get(i)) return false;
-  t.set(i, 1);
-  return true;
+  return runs_->touched().assign(i, i + 1, 1) == 0;
 }
 
 // Windows of at most a few thousand pages: slots never written read as

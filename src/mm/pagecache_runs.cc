@@ -8,20 +8,24 @@
 namespace faultline::mm {
 
 FolioRun* FolioRuns::alloc() {
-  if (free_.empty()) {
-    constexpr size_t kChunk = 1024;
-    chunks_.push_back(std::make_unique<FolioRun[]>(kChunk));
-    for (size_t i = kChunk; i-- > 0;) free_.push_back(&chunks_.back()[i]);
+  if (!free_) {
+    void* chunk = ::operator new (kRunChunkBytes, std::align_val_t{kRunChunkBytes});
+    chunks_.emplace_back(chunk);
+    *static_cast<AddressSpace**>(chunk) = owner_;
+    auto* runs = static_cast<FolioRun*>(chunk) + 1;
+    for (size_t i = kChunk; i-- > 0;) release(new (&runs[i]) FolioRun);
   }
-  FolioRun* r = free_.back();
-  free_.pop_back();
+  FolioRun* r = free_;
+  free_ = r->newer;
+  r->newer = nullptr;
   return r;
 }
 
 void FolioRuns::release(FolioRun* r) {
   if (finger_ == r) finger_ = nullptr;
   *r = FolioRun{};
-  free_.push_back(r);
+  r->newer = free_;
+  free_ = r;
 }
 
 FolioRun* FolioRuns::split(FolioRun* r, pgoff_t at) {
@@ -56,26 +60,28 @@ bool FolioRuns::mergeable(const FolioRun& a, const FolioRun& b) const {
   return (a.flags & kPgLru) ? a.newer == &b : shmem_;
 }
 
-// Merges b into a (a's end is b's start), dropping b.
-void FolioRuns::absorb(FolioRun* a, FolioRun* b) {
-  a->nr += b->nr;
-  if (b->flags & kPgLru) RunList::unlink(b);
-  runs_.erase(b->start);
-  release(b);
+// Merges the run at b into a (a's end is b's start), dropping it; returns
+// the entry after b's.
+FolioRuns::RunIndex::iterator FolioRuns::absorb(FolioRun* a, RunIndex::iterator b) {
+  FolioRun* gone = b->second;
+  a->nr += gone->nr;
+  if (gone->flags & kPgLru) RunList::unlink(gone);
+  release(gone);
+  return runs_.erase(b);
 }
 
 FolioRun* FolioRuns::merge(FolioRun* r) {
   auto it = runs_.find(r->start);
+  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
+  auto next = std::next(it);
   if (it != runs_.begin()) {
     FolioRun* left = std::prev(it)->second;
     if (mergeable(*left, *r)) {
-      absorb(left, r);
+      next = absorb(left, it);
       r = left;
-      it = runs_.find(r->start);
     }
   }
-  auto next = std::next(it);
-  if (next != runs_.end() && mergeable(*r, *next->second)) absorb(r, next->second);
+  if (next != runs_.end() && mergeable(*r, *next->second)) absorb(r, next);
   return r;
 }
 
@@ -90,7 +96,6 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
   r->nr = nr;
   r->order = static_cast<uint8_t>(order);
   r->flags = flags;
-  r->as = owner_;
   [[maybe_unused]] const bool added = runs_.emplace(start, r).second;
   FAULTLINE_DCHECK(added);
   return r;
@@ -120,9 +125,9 @@ bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
   auto it = shadows_.upper_bound(i);
   if (it == shadows_.begin()) return false;
   --it;
-  if (i >= it->second.end) return false;
-  *age = it->second.age(i);
-  *ws = it->second.ws;
+  if (i >= it->end()) return false;
+  *age = it->age(i);
+  *ws = it->ws();
   return true;
 }
 
@@ -130,72 +135,69 @@ const FolioRuns::ShadowRun* FolioRuns::next_shadow(pgoff_t i, pgoff_t end) const
   auto it = shadows_.upper_bound(i);
   if (it != shadows_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second.end > i) it = prev;
+    if (prev->end() > i) it = prev;
   }
-  if (it == shadows_.end() || it->first >= end) return nullptr;
-  return &it->second;
+  if (it == shadows_.end() || it->start >= end) return nullptr;
+  return &*it;
 }
 
 void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base,
                             uint32_t stride, bool ws) {
   if (start >= end) return;
-  ShadowRun n{start, end, start, base, stride, static_cast<uint8_t>(order), ws};
+  ShadowRun n = ShadowRun::make(start, end, base, stride, 0, order, ws);
   // Joined to the run before it and the run after it where the ages go on.
   auto next = shadows_.lower_bound(start);
-  FAULTLINE_DCHECK(next == shadows_.end() || next->first >= end);
-  if (next != shadows_.end() && shadows_continue(n, next->second)) {
-    n.end = next->second.end;
-    shadows_.erase(next);
+  FAULTLINE_DCHECK(next == shadows_.end() || next->start >= end);
+  if (next != shadows_.end() && shadows_continue(n, *next)) {
+    n.set_end(next->end());
+    next = shadows_.erase(next);
   }
-  auto it = shadows_.lower_bound(start);
-  if (it != shadows_.begin()) {
-    ShadowRun& prev = std::prev(it)->second;
-    FAULTLINE_DCHECK(prev.end <= start);
+  if (next != shadows_.begin()) {
+    const ShadowRun& prev = *std::prev(next);
+    FAULTLINE_DCHECK(prev.end() <= start);
     if (shadows_continue(prev, n)) {
-      prev.end = n.end;
+      prev.set_end(n.end());
       return;
     }
   }
-  shadows_.emplace(start, n);
+  shadows_.insert(next, n);
 }
 
 bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws) {
   auto it = shadows_.upper_bound(first);
   if (it != shadows_.begin()) {
     auto prev = std::prev(it);
-    if (prev->second.end > first) it = prev;
+    if (prev->end() > first) it = prev;
   }
-  if (it == shadows_.end() || it->first >= last) return false;
-  *age = it->second.age(std::max(it->second.start, first));
-  *ws = it->second.ws;
+  if (it == shadows_.end() || it->start >= last) return false;
+  *age = it->age(std::max(it->start, first));
+  *ws = it->ws();
   // The runs that meet the range go; their parts before and after it stay.
   ShadowRun before{}, after{};
   bool has_before = false, has_after = false;
-  while (it != shadows_.end() && it->first < last) {
-    const ShadowRun s = it->second;
+  while (it != shadows_.end() && it->start < last) {
+    const ShadowRun s = *it;
     if (s.start < first) {
       before = s;
-      before.end = first;
+      before.set_end(first);
       has_before = true;
     }
-    if (s.end > last) {
-      after = s;
-      after.start = last;
+    if (s.end() > last) {
+      after = s.from(last);
       has_after = true;
     }
     it = shadows_.erase(it);
   }
-  if (has_before) shadows_.emplace(before.start, before);
-  if (has_after) shadows_.emplace(after.start, after);
+  if (has_after) it = shadows_.insert(it, after);
+  if (has_before) shadows_.insert(it, before);
   return true;
 }
 
 uint64_t FolioRuns::bytes() const {
   // B-tree entries (nodes at most half empty) and the runs' chunks.
   return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
-         chunks_.size() * 1024 * sizeof(FolioRun) +
-         shadows_.size() * sizeof(std::pair<pgoff_t, ShadowRun>) * 3 / 2 + touched_.bytes() +
-         ra_unused_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
+         chunks_.size() * kRunChunkBytes + shadows_.size() * sizeof(ShadowRun) * 3 / 2 +
+         touched_.bytes() + ra_unused_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
 }
 
 }  // namespace faultline::mm

@@ -17,23 +17,28 @@
 // pages the workload ever touched, as runs.
 #pragma once
 
-#include <absl/container/btree_map.h>
-#include <absl/container/btree_set.h>
-
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
 #include "mm/page_flags.h"
 #include "mm/types.h"
+#include "util/btree.h"
 #include "util/check.h"
 #include "util/run_map.h"
 
 namespace faultline::mm {
 
 class AddressSpace;
+
+// Runs live in chunks of kRunChunkBytes aligned to their size, one address
+// space's runs to a chunk, whose first slot holds that address space: a
+// run finds its file from its own address, as the kernel finds a page's
+// slab from the page (FolioRun::as()), and does not spend a pointer on it.
+inline constexpr size_t kRunChunkBytes = 32 * 1024;
 
 // nr folios of 2^order pages from `start`, with the same flags (PageBits of
 // each head page, but for kPgMapped, which the runs engine reads off the
@@ -45,16 +50,21 @@ struct FolioRun {
   uint32_t nr = 0;
   uint8_t order = 0;
   uint16_t flags = 0;
-  AddressSpace* as = nullptr;
   FolioRun* older = nullptr;
   FolioRun* newer = nullptr;
 
+  // The address space whose chunk holds this run (not a list's sentinel).
+  AddressSpace* as() const {
+    const auto chunk = reinterpret_cast<uintptr_t>(this) & ~uintptr_t{kRunChunkBytes - 1};
+    return *reinterpret_cast<AddressSpace* const*>(chunk);
+  }
   uint64_t folio_pages() const { return uint64_t{1} << order; }
   uint64_t nr_pages() const { return uint64_t{nr} << order; }
   pgoff_t end() const { return start + nr_pages(); }
   // The head of the folio holding index i (start <= i < end()).
   pgoff_t head_of(pgoff_t i) const { return start + ((i - start) >> order << order); }
 };
+static_assert(sizeof(FolioRun) == 32);
 
 // One LRU list of runs, circular through a sentinel so that a run can be
 // linked and unlinked without knowing which list it is on. sentinel.newer
@@ -161,22 +171,53 @@ class FolioRuns {
   size_t nr_runs() const { return runs_.size(); }
 
   // Workingset shadow entries, as runs: page p of [start, end) holds the
-  // age base + stride x (the folios between anchor and p's folio), where
-  // anchor is the head of the first folio evicted (a run split later keeps
-  // it). Folios evicted one after another from a run leave one shadow run
-  // whose ages step by the folio size, or by more when each eviction
-  // waited for an insertion that moved the workingset clock too.
+  // age base + stride x (the folios between start's and p's), where the
+  // folios are those of `order` evicted from the run, start lying `phase`
+  // pages into the first (a run cut later keeps the folios it had). Folios
+  // evicted one after another from a run leave one shadow run whose ages
+  // step by the folio size, or by more when each eviction waited for an
+  // insertion that moved the workingset clock too. 24 bytes: the length,
+  // phase, order and workingset bit share a word; the end and the ages may
+  // change in place (they are not the set's key).
   struct ShadowRun {
+    static constexpr unsigned kLengthBits = 40, kPhaseBits = 18;
+    static constexpr uint64_t kLengthMask = (uint64_t{1} << kLengthBits) - 1;
     pgoff_t start;
-    pgoff_t end;
-    pgoff_t anchor;
-    uint32_t base;
+    mutable uint64_t bits;  // length | phase << 40 | order << 58 | ws << 63
+    mutable uint32_t base;
     uint32_t stride;
-    uint8_t order;
-    bool ws;
-    uint64_t folio_no(pgoff_t p) const { return (p - anchor) >> order; }
+
+    static ShadowRun make(pgoff_t start, pgoff_t end, uint32_t base, uint32_t stride,
+                          uint32_t phase, unsigned order, bool ws) {
+      FAULTLINE_DCHECK(end > start && end - start <= kLengthMask);
+      FAULTLINE_DCHECK(order < kPhaseBits && phase < (uint32_t{1} << order));
+      return ShadowRun{start,
+                       (end - start) | uint64_t{phase} << kLengthBits |
+                           uint64_t{order} << (kLengthBits + kPhaseBits) | uint64_t{ws} << 63,
+                       base, stride};
+    }
+    pgoff_t end() const { return start + (bits & kLengthMask); }
+    void set_end(pgoff_t end) const {
+      FAULTLINE_DCHECK(end > start && end - start <= kLengthMask);
+      bits = (bits & ~kLengthMask) | (end - start);
+    }
+    uint32_t phase() const {
+      return static_cast<uint32_t>(bits >> kLengthBits) & ((uint32_t{1} << kPhaseBits) - 1);
+    }
+    unsigned order() const {
+      return static_cast<unsigned>(bits >> (kLengthBits + kPhaseBits)) & 31;
+    }
+    bool ws() const { return (bits >> 63) != 0; }
+    uint64_t folio_no(pgoff_t p) const { return (p - start + phase()) >> order(); }
     uint32_t age(pgoff_t p) const { return base + static_cast<uint32_t>(folio_no(p) * stride); }
+    // The same shadows from `at` (start <= at < end) on.
+    ShadowRun from(pgoff_t at) const {
+      const uint64_t off = at - start + phase();
+      return make(at, end(), base + static_cast<uint32_t>((off >> order()) * stride), stride,
+                  static_cast<uint32_t>(off & ((uint64_t{1} << order()) - 1)), order(), ws());
+    }
   };
+  static_assert(sizeof(ShadowRun) == 24);
   bool shadow_at(pgoff_t i, uint32_t* age, bool* ws) const;
   // The first shadow run holding an index in [i, end), or nullptr.
   const ShadowRun* next_shadow(pgoff_t i, pgoff_t end) const;
@@ -218,11 +259,11 @@ class FolioRuns {
 
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
-  void absorb(FolioRun* a, FolioRun* b);
 
   static bool shadows_continue(const ShadowRun& a, const ShadowRun& b) {
-    return a.end == b.start && a.order == b.order && a.ws == b.ws && a.stride == b.stride &&
-           ((b.anchor - a.anchor) & ((uint64_t{1} << a.order) - 1)) == 0 &&
+    return a.end() == b.start && a.order() == b.order() && a.ws() == b.ws() &&
+           a.stride == b.stride &&
+           ((b.start - b.phase() - a.start + a.phase()) & ((uint64_t{1} << a.order()) - 1)) == 0 &&
            a.age(b.start) == b.age(b.start);
   }
 
@@ -234,14 +275,27 @@ class FolioRuns {
 
   // start -> run. The runs themselves live in chunks that never move, so
   // the LRU lists can link them.
-  absl::btree_map<pgoff_t, FolioRun*> runs_;
-  std::vector<std::unique_ptr<FolioRun[]>> chunks_;
-  std::vector<FolioRun*> free_;
+  using RunIndex = util::BtreeMap<pgoff_t, FolioRun*>;
+  RunIndex::iterator absorb(FolioRun* a, RunIndex::iterator b);
+  RunIndex runs_;
+  // The runs of a chunk: its first slot is the owner's address.
+  static constexpr size_t kChunk = kRunChunkBytes / sizeof(FolioRun) - 1;
+  struct ChunkFree {
+    void operator()(void* p) const { ::operator delete (p, std::align_val_t{kRunChunkBytes}); }
+  };
+  std::vector<std::unique_ptr<void, ChunkFree>> chunks_;
+  FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
-  absl::btree_map<pgoff_t, ShadowRun> shadows_;
+  struct ShadowByStart {
+    using is_transparent = void;
+    bool operator()(const ShadowRun& a, const ShadowRun& b) const { return a.start < b.start; }
+    bool operator()(const ShadowRun& a, pgoff_t b) const { return a.start < b; }
+    bool operator()(pgoff_t a, const ShadowRun& b) const { return a < b.start; }
+  };
+  util::BtreeSet<ShadowRun, ShadowByStart> shadows_;
   util::RunMap<uint8_t> touched_;
   util::RunMap<uint8_t> ra_unused_;
-  absl::btree_set<pgoff_t> markers_;
+  util::BtreeSet<pgoff_t> markers_;
 };
 
 }  // namespace faultline::mm

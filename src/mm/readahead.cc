@@ -186,10 +186,10 @@ class BulkInsert {
     const pgoff_t end = index_ + m * nr_;
     uint64_t done = 0;  // insertions classified
     for (const FolioRuns::ShadowRun* s = runs.next_shadow(index_, end); s && done < m;
-         s = runs.next_shadow(s->end, end)) {
+         s = runs.next_shadow(s->end(), end)) {
       // The insertions whose first shadow lies in s.
       const uint64_t ja = std::max<uint64_t>(done, (std::max(s->start, index_) - index_) >> order_);
-      const uint64_t jb = std::min<uint64_t>(m, (s->end - index_ + nr_ - 1) >> order_);
+      const uint64_t jb = std::min<uint64_t>(m, (s->end() - index_ + nr_ - 1) >> order_);
       if (ja >= jb) continue;
       if (ja > done) add({done, ja, false, false, false});
       const uint64_t d_first = distance(*s, ja);
@@ -233,7 +233,7 @@ class BulkInsert {
     const uint64_t lo = distance(s, jb - 1) + e * before(ja);
     const uint64_t hi = distance(s, ja) + e * before(jb - 1);
     if (hi <= active_ || lo > active_ || jb - ja == 1) {
-      add({ja, jb, true, hi <= active_, s.ws});
+      add({ja, jb, true, hi <= active_, s.ws()});
       return;
     }
     const uint64_t mid = ja + (jb - ja) / 2;
@@ -280,8 +280,8 @@ struct EvictedRuns {
     for (FolioRun* r = tail; r && k < folios;
          r = const_cast<RunList&>(lv.inactive_runs).newer_than(r)) {
       const uint64_t n = std::min<uint64_t>(r->nr, folios - k);
-      segments.push_back(
-          {r->as->runs(), r->as, r->start, k, k + n, r->order, (r->flags & kPgWorkingset) != 0});
+      segments.push_back({r->as()->runs(), r->as(), r->start, k, k + n, r->order,
+                          (r->flags & kPgWorkingset) != 0});
       k += n;
     }
   }

@@ -65,7 +65,7 @@ bool lru_pop_tail(Kernel& k, bool active, AddressSpace** as, pgoff_t* head) {
   if (k.runs()) {
     FolioRun* r = run_list(lv, active).oldest();
     if (!r) return false;
-    *as = r->as;
+    *as = r->as();
     *head = r->start;
     return true;
   }
@@ -228,7 +228,7 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
   uint64_t limit = max;
   *refs = 0;
   *exec = false;
-  for (const Vma* vma : r.as->i_mmap()) {
+  for (const Vma* vma : r.as()->i_mmap()) {
     if (!vma->has_recency()) continue;  // invalid_folio_referenced_vma()
     const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
     const pgoff_t hi = std::min(r.start + limit * e, vma->vm_pgoff + vma->nr_pages());
@@ -263,7 +263,7 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
 // folios of r.
 void clear_young(const FolioRun& r, uint64_t folios) {
   const pgoff_t end = r.start + folios * r.folio_pages();
-  for (Vma* vma : r.as->i_mmap()) {
+  for (Vma* vma : r.as()->i_mmap()) {
     if (!vma->has_recency()) continue;
     const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
     const pgoff_t hi = std::min(end, vma->vm_pgoff + vma->nr_pages());
@@ -282,7 +282,7 @@ void clear_young(const FolioRun& r, uint64_t folios) {
 // EOF (which frees fewer pages than a folio).
 uint64_t evictable(const FolioRun& r) {
   uint64_t n = r.nr;
-  if (r.end() > r.as->nr_pages()) --n;
+  if (r.end() > r.as()->nr_pages()) --n;
   if (n == 0 || (r.flags & (kPgLocked | kPgRefHeld))) return 0;
   int refs;
   bool exec;
@@ -297,7 +297,7 @@ uint64_t evictable(const FolioRun& r) {
 Stretch inactive_stretch(Lruvec& lv, const FolioRun* stop = nullptr, uint64_t max = ~uint64_t{0}) {
   FolioRun* r = lv.inactive_runs.oldest();
   uint64_t n = r->nr;
-  if (r->end() > r->as->nr_pages()) --n;  // the folio at EOF goes on its own
+  if (r->end() > r->as()->nr_pages()) --n;  // the folio at EOF goes on its own
   if (n == 0) return {r, 0, Fate::kEvict};
   if (r->flags & (kPgLocked | kPgRefHeld)) return {r, n, Fate::kRotate};
   int refs;
@@ -327,7 +327,7 @@ Stretch active_stretch(Lruvec& lv) {
 
 // The first `folios` folios of r as a run of their own.
 FolioRun* take_front(FolioRun* r, uint64_t folios) {
-  if (folios < r->nr) r->as->runs()->split(r, r->start + folios * r->folio_pages());
+  if (folios < r->nr) r->as()->runs()->split(r, r->start + folios * r->folio_pages());
   return r;
 }
 
@@ -339,7 +339,7 @@ void move_to_head(Lruvec& lv, FolioRun* r, uint16_t flags) {
   r->flags = flags;
   (flags & kPgActive ? lv.nr_active : lv.nr_inactive) += pages;
   run_list(lv, flags & kPgActive).push_newest(r);
-  r->as->runs()->merge(r);
+  r->as()->runs()->merge(r);
 }
 
 // evict_folio() of `folios` folios from run r on, run after run towards
@@ -355,7 +355,7 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
   while (folios) {
     // A group: runs that follow each other on the list and in the file,
     // with folios of one order and the same dirty and workingset state.
-    AddressSpace& as = *r->as;
+    AddressSpace& as = *r->as();
     const unsigned order = r->order;
     const uint64_t e = r->folio_pages();
     const uint16_t same = r->flags & (kPgDirty | kPgWorkingset);
@@ -373,7 +373,7 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
       n += take;
       folios -= take;
       x = next;
-      if (!x || x->as != &as || x->start != end || x->order != order ||
+      if (!x || x->as() != &as || x->start != end || x->order != order ||
           (x->flags & (kPgDirty | kPgWorkingset)) != same) {
         break;
       }

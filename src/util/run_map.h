@@ -6,35 +6,44 @@
 // of one value are always merged, so two maps that hold the same values
 // hold the same runs.
 //
-// V must be equality-comparable and cheap to copy; V{} means "nothing". The
-// runs sit in a B-tree (absl::btree_set ordered by start): at millions of
-// runs a lookup touches a few nodes, not a cache line per level of a binary
-// tree. A run's bounds are changed in place where the order of the runs
+// V is a one-byte value (a flag set, PTE bits); V{} means "nothing". A run
+// is 16 bytes: its start, and its end and value packed in one word, so ends
+// go up to 2^56 (pages: far past the model's largest file). The runs sit in
+// a B-tree ordered by start (util/btree.h, 1 KiB nodes of 64 runs): at
+// millions of runs a lookup touches three or four nodes, not a cache line
+// per level of a binary tree. A run's bounds are changed in place where the order of the runs
 // allows it (a run that grows at its end, one cut at its start), so a
 // stream that extends a run by a page at a time moves nothing in the tree.
 #pragma once
 
-#include <absl/container/btree_set.h>
+#include <absl/container/inlined_vector.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <memory>
+#include <type_traits>
 
+#include "util/btree.h"
 #include "util/check.h"
 
 namespace faultline::util {
 
 template <typename V>
 class RunMap {
+  static_assert(sizeof(V) == 1 && std::is_trivially_copyable_v<V>);
+
  public:
   static constexpr uint64_t kEnd = ~uint64_t{0};
+  // Indices are below this.
+  static constexpr uint64_t kLimit = uint64_t{1} << 56;
 
   // The value at i.
   V get(uint64_t i) const {
     auto it = runs_.upper_bound(i);
     if (it == runs_.begin()) return V{};
     --it;
-    return i < it->end ? it->v : V{};
+    return i < it->end() ? it->v() : V{};
   }
 
   // Sets [first, last) to v, in one search: the runs it covers go, a run it
@@ -45,25 +54,25 @@ class RunMap {
     if (first >= last) return 0;
     const bool some = !(v == V{});
     uint64_t had = 0;
-    auto it = runs_.upper_bound(first);  // the first run starting after first
-    auto from = it;                      // the first run to erase
-    auto host = runs_.end();             // a run that becomes [.., ne) in place
+    Iter it = runs_.upper_bound(first);  // the first run starting after first
+    Iter from = it;                      // the first run to erase
+    Iter host = runs_.end();             // a run that becomes [.., ne) in place
     uint64_t ne = last;
     bool tail = false;  // the part after last of a run cut in two
     Run tail_run{};
     if (it != runs_.begin()) {
       auto p = std::prev(it);
-      if (p->end > first) had += std::min(p->end, last) - first;
-      if (some && p->v == v && p->end >= first) {
+      if (p->end() > first) had += std::min(p->end(), last) - first;
+      if (some && p->v() == v && p->end() >= first) {
         host = p;  // joined: it grows
-        ne = std::max(ne, p->end);
-      } else if (p->end > first) {
-        if (p->end > last) {
+        ne = std::max(ne, p->end());
+      } else if (p->end() > first) {
+        if (p->end() > last) {
           tail = true;
-          tail_run = Run{last, p->end, p->v};
+          tail_run = Run::of(last, p->end(), p->v());
         }
         if (p->start < first) {
-          p->end = first;  // its part before first stays
+          p->set_end(first);  // its part before first stays
         } else if (some) {
           host = p;  // wholly covered: it becomes the new run
         } else {
@@ -73,17 +82,17 @@ class RunMap {
     }
     auto to = it;
     for (; to != runs_.end() && to->start < last; ++to) {
-      had += std::min(to->end, last) - to->start;
-      if (to->end > last) {
-        if (!some || !(to->v == v)) {
+      had += std::min(to->end(), last) - to->start;
+      if (to->end() > last) {
+        if (!some || !(to->v() == v)) {
           to->start = last;  // its part after last stays (no run lies between)
           break;
         }
-        ne = std::max(ne, to->end);  // joined: it goes
+        ne = std::max(ne, to->end());  // joined: it goes
       }
     }
-    if (some && to != runs_.end() && to->start == ne && to->v == v) {
-      ne = to->end;  // the run just after, joined
+    if (some && to != runs_.end() && to->start == ne && to->v() == v) {
+      ne = to->end();  // the run just after, joined
       ++to;
     }
     if (some && host == runs_.end() && from != to) {
@@ -91,32 +100,50 @@ class RunMap {
       host->start = first;
     }
     if (some && host != runs_.end()) {
-      host->end = ne;
-      host->v = v;
+      host->set_end(ne);
+      host->set_v(v);
     }
     if (from == to && !tail && (!some || host != runs_.end())) return had;
-    auto at = runs_.erase(from, to);
-    if (some && host == runs_.end()) at = std::next(runs_.insert(at, Run{first, ne, v}));
+    Iter at = runs_.erase(from, to);
+    if (some && host == runs_.end()) at = std::next(runs_.insert(at, Run::of(first, ne, v)));
     if (tail) runs_.insert(at, tail_run);
     return had;
   }
   void set(uint64_t i, V v) { assign(i, i + 1, v); }
 
   // Replaces each value x of [first, last) by f(x) (f(V{}) is not called:
-  // only runs of non-zero values are visited).
+  // only runs of non-zero values are visited). One search: the runs that
+  // meet the range, and those touching it that a new value may join, are
+  // rewritten as a whole.
   template <typename F>
   void transform(uint64_t first, uint64_t last, F&& f) {
     if (first >= last) return;
+    Iter lo = runs_.upper_bound(first);
+    if (lo != runs_.begin() && std::prev(lo)->end() >= first) --lo;  // holds or ends at first
     bool changes = false;
-    for_each(first, last, [&](uint64_t, uint64_t, V v) { changes |= !(f(v) == v); });
-    if (!changes) return;
-    split(first);
-    split(last);
-    for (auto it = runs_.lower_bound(first); it != runs_.end() && it->start < last;) {
-      it->v = f(it->v);
-      it = it->v == V{} ? runs_.erase(it) : std::next(it);
+    auto hi = lo;  // the first run starting after last
+    for (; hi != runs_.end() && hi->start <= last; ++hi) {
+      if (hi->start < last && hi->end() > first) changes |= !(f(hi->v()) == hi->v());
     }
-    merge_around(first, last);
+    if (!changes) return;
+    absl::InlinedVector<Run, 8> out;
+    auto push = [&out](uint64_t s, uint64_t e, V v) {
+      if (s >= e || v == V{}) return;
+      if (!out.empty() && out.back().end() == s && out.back().v() == v) {
+        out.back().set_end(e);
+      } else {
+        out.push_back(Run::of(s, e, v));
+      }
+    };
+    for (auto it = lo; it != hi; ++it) {
+      const uint64_t s = it->start, e = it->end();
+      const V v = it->v();
+      push(s, std::min(e, first), v);
+      if (s < last && e > first) push(std::max(s, first), std::min(e, last), f(v));
+      push(std::max(s, last), e, v);
+    }
+    Iter at = runs_.erase(lo, hi);
+    for (const Run& r : out) at = std::next(runs_.insert(at, r));
   }
 
   // The first index at or after i with a non-zero value, or kEnd.
@@ -124,7 +151,7 @@ class RunMap {
     auto it = runs_.upper_bound(i);
     if (it != runs_.begin()) {
       auto prev = std::prev(it);
-      if (i < prev->end) return i;
+      if (i < prev->end()) return i;
     }
     return it == runs_.end() ? kEnd : it->start;
   }
@@ -137,13 +164,13 @@ class RunMap {
     if (it != runs_.begin()) --it;
     for (; it != runs_.end() && it->start < last; ++it) {
       const uint64_t s = it->start > first ? it->start : first;
-      const uint64_t e = it->end < last ? it->end : last;
-      if (s < e) f(s, e, it->v);
+      const uint64_t e = it->end() < last ? it->end() : last;
+      if (s < e) f(s, e, it->v());
     }
   }
   template <typename F>
   void for_each(F&& f) const {
-    for (const Run& r : runs_) f(r.start, r.end, r.v);
+    for (const Run& r : runs_) f(r.start, r.end(), r.v());
   }
 
   void clear() { runs_.clear(); }
@@ -153,50 +180,35 @@ class RunMap {
   uint64_t bytes() const { return runs_.size() * sizeof(Run) * 3 / 2; }
 
  private:
-  // A run of the value v over [start, end). The bounds are mutable: they
-  // may change in place as long as the runs keep their order.
+  // A run of the value v over [start, end): the end and the value share a
+  // word. The bounds are mutable: they may change in place as long as the
+  // runs keep their order.
   struct Run {
     mutable uint64_t start;
-    mutable uint64_t end;
-    mutable V v;
+    mutable uint64_t end_v;  // end << 8 | value
+
+    static Run of(uint64_t start, uint64_t end, V v) {
+      FAULTLINE_DCHECK(end < kLimit);
+      return Run{start, end << 8 | static_cast<uint8_t>(v)};
+    }
+    uint64_t end() const { return end_v >> 8; }
+    V v() const { return static_cast<V>(end_v & 0xff); }
+    void set_end(uint64_t end) const {
+      FAULTLINE_DCHECK(end < kLimit);
+      end_v = end << 8 | (end_v & 0xff);
+    }
+    void set_v(V v) const { end_v = (end_v & ~uint64_t{0xff}) | static_cast<uint8_t>(v); }
   };
+  static_assert(sizeof(Run) == 16);
   struct ByStart {
     using is_transparent = void;
     bool operator()(const Run& a, const Run& b) const { return a.start < b.start; }
     bool operator()(const Run& a, uint64_t b) const { return a.start < b; }
     bool operator()(uint64_t a, const Run& b) const { return a < b.start; }
   };
-  using Set = absl::btree_set<Run, ByStart>;
+  using Set = BtreeSet<Run, ByStart>;
 
-  // Makes `at` the start of a run if a run covers it.
-  void split(uint64_t at) {
-    auto it = runs_.upper_bound(at);
-    if (it == runs_.begin()) return;
-    auto p = std::prev(it);
-    if (p->start < at && at < p->end) {
-      const Run right{at, p->end, p->v};
-      p->end = at;
-      runs_.insert(it, right);
-    }
-  }
-  // Merges runs of equal values that touch inside [first - 1, last]. (An
-  // erase invalidates the B-tree's iterators: the merged run is looked up
-  // again.)
-  void merge_around(uint64_t first, uint64_t last) {
-    auto it = runs_.upper_bound(first > 0 ? first - 1 : 0);
-    if (it != runs_.begin()) --it;
-    while (it != runs_.end() && it->start <= last) {
-      auto next = std::next(it);
-      if (next != runs_.end() && it->end == next->start && it->v == next->v) {
-        const uint64_t key = it->start;
-        it->end = next->end;
-        runs_.erase(next);
-        it = runs_.find(key);
-      } else {
-        it = next;
-      }
-    }
-  }
+  using Iter = typename Set::const_iterator;
 
   Set runs_;
 };
