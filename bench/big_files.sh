@@ -14,8 +14,10 @@ count="${3:-1000}"
 tmp=$(mktemp -d /tmp/faultline-big.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-measure() {  # BIN SCENARIO: "seconds peak_MB", or "refused"
-  if /usr/bin/time -f "%e %M" -o "$tmp/time" "$1" run -q "$2" -o "$tmp/out.txt" 2>"$tmp/err"; then
+# measure BIN SIZE: "seconds peak_MB" of one run, or "refused"
+measure() {
+  if /usr/bin/time -f "%e %M" -o "$tmp/time" "$1" run -q bench/random-reads-64g.toml \
+    --set "file.size=$2" --set "access.count=$count" -o "$tmp/out.txt" 2>"$tmp/err"; then
     awk '{ printf "%.2f s %.0f MB", $1, $2 / 1024 }' "$tmp/time"
   else
     echo "refused: $(head -c 80 "$tmp/err")"
@@ -24,18 +26,8 @@ measure() {  # BIN SCENARIO: "seconds peak_MB", or "refused"
 
 printf '%-8s %-10s %-24s %s\n' size accesses "$bin" "${other:-}"
 for size in 1GiB 64GiB 1TiB 15TiB; do
-  cat >"$tmp/s.toml" <<TOML
-name = "big-$size"
-[file]
-size = "$size"
-[machine]
-memory = "64GiB"
-[access]
-pattern = "random"
-count = $count
-TOML
   # A build with a dense page-cache array needs 13 bytes per page of the
   # file (50 GB for 15 TiB): the other build runs up to 1 TiB.
-  printf '%-8s %-10s %-24s %s\n' "$size" "$count" "$(measure "$bin" "$tmp/s.toml")" \
-    "$([ -n "$other" ] && [ "$size" != 15TiB ] && measure "$other" "$tmp/s.toml")"
+  printf '%-8s %-10s %-24s %s\n' "$size" "$count" "$(measure "$bin" "$size")" \
+    "$([ -n "$other" ] && [ "$size" != 15TiB ] && measure "$other" "$size")"
 done

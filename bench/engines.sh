@@ -68,20 +68,11 @@ p=$(measure heavy pages "${heavy[@]}")
 r=$(measure heavy runs "${heavy[@]}")
 row "seed 1 random/baseline, seed 1" "$p" "$r" "$(same heavy)"
 
+big=bench/random-reads-64g.toml
 for size in 1TiB 16TiB; do
-  cat >"$tmp/big.toml" <<TOML
-name = "big-$size"
-[file]
-size = "$size"
-[machine]
-memory = "64GiB"
-[access]
-pattern = "random"
-count = 1000000
-TOML
-  r=$(measure "big$size" runs "$tmp/big.toml")
+  r=$(measure "big$size" runs "$big" --set "file.size=$size")
   if [ "$size" = 1TiB ]; then
-    p=$(measure "big$size" pages "$tmp/big.toml")
+    p=$(measure "big$size" pages "$big" --set "file.size=$size")
     row "1M random reads, $size file, 64 GiB" "$p" "$r" "$(same "big$size")"
   else
     row "1M random reads, $size file, 64 GiB" "- -" "$r"

@@ -101,10 +101,17 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
   return r;
 }
 
+// A window holds a mark or two: one search, then a step past each.
+void FolioRuns::erase_marks(pgoff_t start, pgoff_t end) {
+  auto from = markers_.lower_bound(start), to = from;
+  while (to != markers_.end() && *to < end) ++to;
+  if (from != to) markers_.erase(from, to);
+}
+
 uint64_t FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
   const uint64_t unused = ra_unused_.assign(r->start, r->end(), 0);
-  markers_.erase(markers_.lower_bound(r->start), markers_.lower_bound(r->end()));
+  erase_marks(r->start, r->end());
   runs_.erase(r->start);
   release(r);
   return unused;
@@ -117,7 +124,7 @@ uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
     release(it->second);
   }
   runs_.erase(from, to);
-  markers_.erase(markers_.lower_bound(start), markers_.lower_bound(end));
+  erase_marks(start, end);
   return ra_unused_.assign(start, end, 0);
 }
 

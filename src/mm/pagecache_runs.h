@@ -259,6 +259,8 @@ class FolioRuns {
 
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
+  // Drops the marks of [start, end).
+  void erase_marks(pgoff_t start, pgoff_t end);
 
   static bool shadows_continue(const ShadowRun& a, const ShadowRun& b) {
     return a.end() == b.start && a.order() == b.order() && a.ws() == b.ws() &&
