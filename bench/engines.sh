@@ -23,7 +23,7 @@ quick=false
 tmp=$(mktemp -d /tmp/faultline-engines.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# measure NAME ENGINE ARGS...: "seconds peak_MB" of `faultline run ARGS`,
+# measure NAME ENGINE ARGS...: "seconds peak_MiB" of `faultline run ARGS`,
 # its report in $tmp/NAME.ENGINE.csv.
 measure() {
   local name=$1 engine=$2
@@ -56,7 +56,7 @@ row() {  # NAME PAGES RUNS
 }
 
 echo "faultline: $bin; $(nproc) CPUs; $(uname -r)"
-printf '%-44s %9s %8s %9s %8s %8s %s\n' run "pages s" "pages MB" "runs s" "runs MB" ratio report
+printf '%-44s %9s %8s %9s %8s %8s %s\n' run "pages s" "pages MiB" "runs s" "runs MiB" ratio report
 
 if ! $quick; then
   p=$(measure matrix pages -j1)
