@@ -218,6 +218,7 @@ class FolioRuns {
     }
   };
   static_assert(sizeof(ShadowRun) == 24);
+  static_assert(kMaxPagecacheOrder < ShadowRun::kPhaseBits, "a phase fits its bits");
   bool shadow_at(pgoff_t i, uint32_t* age, bool* ws) const;
   // The first shadow run holding an index in [i, end), or nullptr.
   const ShadowRun* next_shadow(pgoff_t i, pgoff_t end) const;
