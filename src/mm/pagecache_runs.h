@@ -289,13 +289,7 @@ class FolioRuns {
   std::vector<std::unique_ptr<void, ChunkFree>> chunks_;
   FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
-  struct ShadowByStart {
-    using is_transparent = void;
-    bool operator()(const ShadowRun& a, const ShadowRun& b) const { return a.start < b.start; }
-    bool operator()(const ShadowRun& a, pgoff_t b) const { return a.start < b; }
-    bool operator()(pgoff_t a, const ShadowRun& b) const { return a < b.start; }
-  };
-  util::BtreeSet<ShadowRun, ShadowByStart> shadows_;
+  util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>> shadows_;
   util::RunMap<uint8_t> touched_;
   util::RunMap<uint8_t> ra_unused_;
   util::BtreeSet<pgoff_t> markers_;

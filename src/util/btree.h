@@ -1,4 +1,5 @@
-// btree.h — absl's B-tree containers with a chosen node size.
+// btree.h — absl's B-tree containers with a chosen node size, and the order
+// of entries that carry their own start index.
 //
 // absl::btree_set and absl::btree_map fix their nodes at 256 bytes. The
 // runs engine's indexes hold millions of small entries looked up at random
@@ -11,6 +12,7 @@
 #include <absl/container/btree_set.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -29,5 +31,15 @@ using BtreeMap = absl::container_internal::btree_map_container<
     absl::container_internal::btree<absl::container_internal::map_params<
         Key, Value, Compare, std::allocator<std::pair<const Key, Value>>, kBtreeNodeBytes,
         /*IsMulti=*/false>>>;
+
+// Orders entries that carry their own key, a `start` index, by it, and
+// finds them by an index alone (heterogeneous lookup).
+template <typename T>
+struct ByStart {
+  using is_transparent = void;
+  bool operator()(const T& a, const T& b) const { return a.start < b.start; }
+  bool operator()(const T& a, uint64_t b) const { return a.start < b; }
+  bool operator()(uint64_t a, const T& b) const { return a < b.start; }
+};
 
 }  // namespace faultline::util

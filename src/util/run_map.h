@@ -11,9 +11,10 @@
 // go up to 2^56 (pages: far past the model's largest file). The runs sit in
 // a B-tree ordered by start (util/btree.h, 1 KiB nodes of 64 runs): at
 // millions of runs a lookup touches three or four nodes, not a cache line
-// per level of a binary tree. A run's bounds are changed in place where the order of the runs
-// allows it (a run that grows at its end, one cut at its start), so a
-// stream that extends a run by a page at a time moves nothing in the tree.
+// per level of a binary tree. A run's bounds are changed in place where
+// the order of the runs allows it (a run that grows at its end, one cut at
+// its start), so a stream that extends a run by a page at a time moves
+// nothing in the tree.
 #pragma once
 
 #include <absl/container/inlined_vector.h>
@@ -21,7 +22,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <memory>
 #include <type_traits>
 
 #include "util/btree.h"
@@ -200,13 +200,7 @@ class RunMap {
     void set_v(V v) const { end_v = (end_v & ~uint64_t{0xff}) | static_cast<uint8_t>(v); }
   };
   static_assert(sizeof(Run) == 16);
-  struct ByStart {
-    using is_transparent = void;
-    bool operator()(const Run& a, const Run& b) const { return a.start < b.start; }
-    bool operator()(const Run& a, uint64_t b) const { return a.start < b; }
-    bool operator()(uint64_t a, const Run& b) const { return a < b.start; }
-  };
-  using Set = BtreeSet<Run, ByStart>;
+  using Set = BtreeSet<Run, ByStart<Run>>;
 
   using Iter = typename Set::const_iterator;
 
