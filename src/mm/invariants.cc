@@ -69,6 +69,18 @@ void check_runs(const AddressSpace& as, Report& r) {
       r.add(at(as, f.start) + ": a run whose list neighbours do not link back to it");
     }
   });
+  // A touch stays marked resident only while its page is cached.
+  runs->touched().for_each([&](uint64_t first, uint64_t last, uint8_t v) {
+    if (!(v & FolioRuns::kTouchedResident)) return;
+    for (pgoff_t p = first; p < last;) {
+      const FolioRun* f = runs->find(p);
+      if (!f) {
+        r.add(at(as, p) + ": a touch marked resident on a page not cached");
+        break;
+      }
+      p = f->end();
+    }
+  });
 }
 
 uint64_t key(uint32_t ino, pgoff_t index) { return (uint64_t{ino} << 40) | index; }

@@ -51,8 +51,9 @@ const FolioRun* AddressSpace::find_run(pgoff_t i) const { return runs_->find(i);
 uint16_t AddressSpace::folio_flags_runs(pgoff_t head) const {
   const FolioRun* r = runs_->find(head);
   if (!r) return 0;
-  return static_cast<uint16_t>(r->flags | (runs_->ra_unused().get(head) ? kPgRaUnused : 0) |
-                               (runs_->marked(head) ? kPgReadahead : 0));
+  uint16_t flags = r->flags;
+  if ((flags & kPgRaUnused) && runs_->used(head, head + r->folio_pages())) flags &= ~kPgRaUnused;
+  return static_cast<uint16_t>(flags | (runs_->marked(head) ? kPgReadahead : 0));
 }
 
 bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
@@ -71,13 +72,10 @@ bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
 }
 
 void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
-  // PG_mapped is the page tables' to say; kPgRaUnused and PG_readahead
-  // live beside the runs.
+  // PG_mapped is the page tables' to say; PG_readahead lives beside the
+  // runs. A folio made kPgRaUnused is unused whatever touched it before.
   bit = static_cast<uint16_t>(bit & ~kPgMapped);
-  if (bit & kPgRaUnused) {
-    runs_->ra_unused().assign(head, head + folio_nr_pages(head), on ? 1 : 0);
-    bit = static_cast<uint16_t>(bit & ~kPgRaUnused);
-  }
+  if ((bit & kPgRaUnused) && on) runs_->forget_use(head, head + folio_nr_pages(head));
   if (bit & kPgReadahead) {
     runs_->set_marked(head, on);
     bit = static_cast<uint16_t>(bit & ~kPgReadahead);
@@ -106,11 +104,12 @@ void AddressSpace::clear_range(pgoff_t start, pgoff_t end, uint16_t bit) {
     if (r->start < start) r = runs_->split(r, start);
     if (r->end() > end) runs_->split(r, end);
     r->flags = static_cast<uint16_t>(r->flags & ~bit);
-    r = runs_->next_run_after(runs_->merge(r));
+    r = runs_->merge_next(r);
   }
 }
 
 void AddressSpace::set_range(pgoff_t start, pgoff_t end, uint16_t bit) {
+  FAULTLINE_DCHECK(!(bit & kPgRaUnused));  // would leave touches behind (set_runs)
   if (!runs_) {
     for (pgoff_t i = next_present(start, end - 1); i != kNoIndex;) {
       const pgoff_t h = head(i);
@@ -129,18 +128,11 @@ void AddressSpace::set_range(pgoff_t start, pgoff_t end, uint16_t bit) {
     if (a > r->start) r = runs_->split(r, a);
     if (b < r->end()) runs_->split(r, b);
     r->flags = static_cast<uint16_t>(r->flags | bit);
-    r = runs_->next_run_after(runs_->merge(r));
+    r = runs_->merge_next(r);
   }
 }
 
-bool AddressSpace::touch_runs(pgoff_t i) {
-  if (runs_->ra_unused().get(i)) {
-    const FolioRun* r = runs_->find(i);
-    const pgoff_t h = r->head_of(i);
-    runs_->ra_unused().assign(h, h + r->folio_pages(), 0);
-  }
-  return runs_->touched().assign(i, i + 1, 1) == 0;
-}
+bool AddressSpace::touch_runs(pgoff_t i) { return runs_->touch(i); }
 
 // Windows of at most a few thousand pages: slots never written read as
 // zeros, and whole leaves never written are skipped.
@@ -241,8 +233,7 @@ void AddressSpace::remove(pgoff_t head, bool shadow, uint32_t age, bool workings
 
 void AddressSpace::reset_touches() {
   if (runs_) {
-    runs_->touched().clear();
-    runs_->ra_unused().clear();
+    runs_->reset_touches();
     return;
   }
   slots_.for_each_leaf([](pgoff_t, Slot* leaf, uint64_t n) {
@@ -256,8 +247,7 @@ void AddressSpace::reset_touches() {
 uint64_t AddressSpace::nr_ra_unused_pages() const {
   uint64_t n = 0;
   if (runs_) {
-    runs_->ra_unused().for_each(0, nr_pages_, [&](uint64_t a, uint64_t b, uint8_t) { n += b - a; });
-    return n;
+    return runs_->nr_ra_unused_pages(nr_pages_);
   }
   for_each_folio([&](pgoff_t head, unsigned order, uint16_t flags) {
     if (flags & kPgRaUnused) n += in_file(head, uint64_t{1} << order);

@@ -70,9 +70,8 @@ FolioRuns::RunIndex::iterator FolioRuns::absorb(FolioRun* a, RunIndex::iterator 
   return runs_.erase(b);
 }
 
-FolioRun* FolioRuns::merge(FolioRun* r) {
-  auto it = runs_.find(r->start);
-  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
+FolioRuns::RunIndex::iterator FolioRuns::merge_at(RunIndex::iterator it) {
+  FolioRun* r = it->second;
   auto next = std::next(it);
   if (it != runs_.begin()) {
     FolioRun* left = std::prev(it)->second;
@@ -81,24 +80,48 @@ FolioRun* FolioRuns::merge(FolioRun* r) {
       r = left;
     }
   }
-  if (next != runs_.end() && mergeable(*r, *next->second)) absorb(r, next);
-  return r;
+  if (next != runs_.end() && mergeable(*r, *next->second)) next = absorb(r, next);
+  return next;
+}
+
+FolioRun* FolioRuns::merge(FolioRun* r) {
+  auto it = runs_.find(r->start);
+  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
+  return std::prev(merge_at(it))->second;
+}
+
+FolioRun* FolioRuns::merge_next(FolioRun* r) {
+  auto it = runs_.find(r->start);
+  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
+  auto next = merge_at(it);
+  return next == runs_.end() ? nullptr : next->second;
+}
+
+FolioRun* FolioRuns::insert_newest(RunList& list, pgoff_t start, uint32_t nr, unsigned order,
+                                   uint16_t flags) {
+  auto it = emplace_run(start, nr, order, flags);
+  list.push_newest(it->second);
+  return std::prev(merge_at(it))->second;
 }
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {
-  if (flags & kPgRaUnused) ra_unused_.assign(start, start + (uint64_t{nr} << order), 1);
+  return emplace_run(start, nr, order, flags)->second;
+}
+
+FolioRuns::RunIndex::iterator FolioRuns::emplace_run(pgoff_t start, uint32_t nr, unsigned order,
+                                                     uint16_t flags) {
   if (flags & kPgReadahead) {
     for (uint32_t j = 0; j < nr; ++j) markers_.insert(start + (pgoff_t{j} << order));
   }
-  flags = static_cast<uint16_t>(flags & ~(kPgRaUnused | kPgMapped | kPgReadahead));
+  flags = static_cast<uint16_t>(flags & ~(kPgMapped | kPgReadahead));
   FolioRun* r = alloc();
   r->start = start;
   r->nr = nr;
   r->order = static_cast<uint8_t>(order);
   r->flags = flags;
-  [[maybe_unused]] const bool added = runs_.emplace(start, r).second;
+  auto [it, added] = runs_.emplace(start, r);
   FAULTLINE_DCHECK(added);
-  return r;
+  return it;
 }
 
 // A window holds a mark or two: one search, then a step past each.
@@ -108,24 +131,113 @@ void FolioRuns::erase_marks(pgoff_t start, pgoff_t end) {
   if (from != to) markers_.erase(from, to);
 }
 
+namespace {
+
+// Counts the pages of kPgRaUnused folios in runs of the index, in order,
+// that no kTouchedResident stretch meets; the stretches come in order too.
+template <typename It>
+class UnusedPages {
+ public:
+  UnusedPages(It from, It to, pgoff_t limit) : it_(from), to_(to), limit_(limit) {}
+
+  void used(pgoff_t a, pgoff_t b) {
+    while (it_ != to_ && it_->second->end() <= a) next_run();
+    while (it_ != to_ && it_->second->start < b) {
+      const FolioRun& r = *it_->second;
+      const pgoff_t lo = std::max(a, r.start), hi = std::min(b, r.end());
+      const uint64_t fa = std::max<uint64_t>((lo - r.start) >> r.order, next_);
+      const uint64_t fb = ((hi - 1 - r.start) >> r.order) + 1;
+      if (fb > fa) nused_ += fb - fa;
+      next_ = std::max(next_, fb);
+      if (b < r.end()) break;  // the next stretch may lie in r too
+      next_run();
+    }
+  }
+  uint64_t total() {
+    while (it_ != to_) next_run();
+    return unused_;
+  }
+
+ private:
+  void next_run() {
+    const FolioRun& r = *it_->second;
+    if ((r.flags & kPgRaUnused) && r.start < limit_) {
+      uint64_t pages = (r.nr - nused_) << r.order;
+      // Only a run's last folio may cross the limit (EOF): counted inside it.
+      if (r.end() > limit_ && next_ < r.nr) pages -= r.end() - limit_;
+      unused_ += pages;
+    }
+    nused_ = next_ = 0;
+    ++it_;
+  }
+
+  It it_, to_;
+  pgoff_t limit_;
+  uint64_t unused_ = 0;
+  uint64_t nused_ = 0, next_ = 0;  // the folios of *it_ met so far: nused_, all below next_
+};
+
+template <typename It>
+UnusedPages(It, It, pgoff_t) -> UnusedPages<It>;
+
+}  // namespace
+
+uint64_t FolioRuns::drop_resident_touches(pgoff_t start, pgoff_t end, RunIndex::iterator from,
+                                          RunIndex::iterator to) {
+  UnusedPages count(from, to, nr_pages_);
+  touched_.transform(
+      start, end, [](uint8_t v) { return static_cast<uint8_t>(v & ~kTouchedResident); },
+      [&](uint64_t a, uint64_t b, uint8_t v) {
+        if (v & kTouchedResident) count.used(a, b);
+      });
+  return count.total();
+}
+
 uint64_t FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
-  const uint64_t unused = ra_unused_.assign(r->start, r->end(), 0);
+  auto it = runs_.find(r->start);
+  const uint64_t unused = drop_resident_touches(r->start, r->end(), it, std::next(it));
   erase_marks(r->start, r->end());
-  runs_.erase(r->start);
+  runs_.erase(it);
   release(r);
   return unused;
 }
 
 uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
   auto from = runs_.lower_bound(start), to = runs_.lower_bound(end);
+  const uint64_t unused = drop_resident_touches(start, end, from, to);
   for (auto it = from; it != to; ++it) {
     FAULTLINE_DCHECK(!(it->second->flags & kPgLru) && !it->second->older);
     release(it->second);
   }
   runs_.erase(from, to);
   erase_marks(start, end);
-  return ra_unused_.assign(start, end, 0);
+  return unused;
+}
+
+bool FolioRuns::used(pgoff_t first, pgoff_t last) const {
+  bool any = false;
+  touched_.for_each(first, last,
+                    [&](uint64_t, uint64_t, uint8_t v) { any |= (v & kTouchedResident) != 0; });
+  return any;
+}
+
+void FolioRuns::forget_use(pgoff_t first, pgoff_t last) {
+  touched_.transform(first, last,
+                     [](uint8_t v) { return static_cast<uint8_t>(v & ~kTouchedResident); });
+}
+
+void FolioRuns::reset_touches() {
+  touched_.clear();
+  for (auto& [s, r] : runs_) r->flags = static_cast<uint16_t>(r->flags & ~kPgRaUnused);
+}
+
+uint64_t FolioRuns::nr_ra_unused_pages(pgoff_t limit) const {
+  UnusedPages count(runs_.begin(), runs_.end(), limit);
+  touched_.for_each(0, limit, [&](uint64_t a, uint64_t b, uint8_t v) {
+    if (v & kTouchedResident) count.used(a, b);
+  });
+  return count.total();
 }
 
 bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
@@ -204,7 +316,7 @@ uint64_t FolioRuns::bytes() const {
   // B-tree entries (nodes at most half empty) and the runs' chunks.
   return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
          chunks_.size() * kRunChunkBytes + shadows_.size() * sizeof(ShadowRun) * 3 / 2 +
-         touched_.bytes() + ra_unused_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
+         touched_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
 }
 
 }  // namespace faultline::mm

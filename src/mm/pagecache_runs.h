@@ -42,8 +42,9 @@ inline constexpr size_t kRunChunkBytes = 32 * 1024;
 
 // nr folios of 2^order pages from `start`, with the same flags (PageBits of
 // each head page, but for kPgMapped, which the runs engine reads off the
-// page tables, and kPgRaUnused and kPgReadahead, kept in FolioRuns::ra_unused()
-// and FolioRuns::marked());
+// page tables, and kPgReadahead, kept in FolioRuns::marked(); kPgRaUnused
+// here says the folios were read ahead, and a folio of them is still unused
+// while FolioRuns::touched() has no kTouchedResident page in it);
 // older/newer link it on an LRU list (PG_lru in flags).
 struct FolioRun {
   pgoff_t start = 0;
@@ -150,13 +151,20 @@ class FolioRuns {
   // Merges r with the runs beside it in file order where that keeps every
   // folio's state and LRU position; returns the run now holding r's folios.
   FolioRun* merge(FolioRun* r);
+  // The same, returning the run after the merged one in file order, or
+  // nullptr (a walk along the file that changes runs as it goes).
+  FolioRun* merge_next(FolioRun* r);
   // A new run (not on any list).
   FolioRun* insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
-  // Removes r, which is on no list; returns how many of its pages were
-  // marked kPgRaUnused.
+  // A new run made the newest of `list` and merged; returns the run now
+  // holding its folios.
+  FolioRun* insert_newest(RunList& list, pgoff_t start, uint32_t nr, unsigned order,
+                          uint16_t flags);
+  // Removes r, which is on no list; returns the pages of its folios that
+  // were kPgRaUnused.
   uint64_t erase(FolioRun* r);
-  // Removes every run of [start, end), all on no list, at once; returns how
-  // many of their pages were marked kPgRaUnused.
+  // Removes every run of [start, end), all on no list, at once; returns the
+  // pages of their folios that were kPgRaUnused.
   uint64_t erase_range(pgoff_t start, pgoff_t end);
 
   // Calls f(run) for every run in index order; f may not add or remove runs.
@@ -231,16 +239,29 @@ class FolioRuns {
   bool take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws);
   size_t nr_shadow_runs() const { return shadows_.size(); }
 
-  // Pages the workload touched.
-  util::RunMap<uint8_t>& touched() { return touched_; }
+  // Pages the workload touched: kTouched once touched at all, with
+  // kTouchedResident too while the folio that was touched stays cached (the
+  // bit goes when it is evicted). A folio of a kPgRaUnused run is unused
+  // while none of its pages has kTouchedResident: a touch does not split
+  // the run of the window the folio was read with, and reading a window
+  // ahead writes nothing here.
+  static constexpr uint8_t kTouched = 1, kTouchedResident = 2;
   const util::RunMap<uint8_t>& touched() const { return touched_; }
-  // The pages of folios that carry kPgRaUnused (read ahead, not touched
-  // since): kept beside the runs, not in their flags, so that the touch of
-  // one page does not split the run of the window it was read with.
-  util::RunMap<uint8_t>& ra_unused() { return ra_unused_; }
-  const util::RunMap<uint8_t>& ra_unused() const { return ra_unused_; }
-  // The heads of the folios that carry PG_readahead, likewise kept beside
-  // the runs: the marker of a window does not split the window's run.
+  // Page i touched (resident or not); true if for the first time.
+  bool touch(pgoff_t i) {
+    return touched_.assign(i, i + 1, find(i) ? kTouched | kTouchedResident : kTouched) == 0;
+  }
+  // Whether a page of [first, last), all cached, was touched since it was.
+  bool used(pgoff_t first, pgoff_t last) const;
+  // Forgets the touches of cached pages [first, last): their folios count
+  // as unused again where their runs say kPgRaUnused.
+  void forget_use(pgoff_t first, pgoff_t last);
+  // Forgets every touch and every kPgRaUnused.
+  void reset_touches();
+  // Pages below `limit` of folios that are kPgRaUnused.
+  uint64_t nr_ra_unused_pages(pgoff_t limit) const;
+  // The heads of the folios that carry PG_readahead, kept beside the runs:
+  // the marker of a window does not split the window's run.
   bool marked(pgoff_t head) const { return markers_.contains(head); }
   void set_marked(pgoff_t head, bool on) {
     if (on) {
@@ -280,6 +301,10 @@ class FolioRuns {
   // the LRU lists can link them.
   using RunIndex = util::BtreeMap<pgoff_t, FolioRun*>;
   RunIndex::iterator absorb(FolioRun* a, RunIndex::iterator b);
+  // Merges the run at it with its neighbours (merge()); returns the entry
+  // after the merged run.
+  RunIndex::iterator merge_at(RunIndex::iterator it);
+  RunIndex::iterator emplace_run(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
   RunIndex runs_;
   // The runs of a chunk: its first slot is the owner's address.
   static constexpr size_t kChunk = kRunChunkBytes / sizeof(FolioRun) - 1;
@@ -290,8 +315,12 @@ class FolioRuns {
   FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
   util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>> shadows_;
+  // Clears kTouchedResident on [start, end), whose folios (the runs
+  // [from, to)) go; returns the pages below nr_pages_ of those that were
+  // kPgRaUnused.
+  uint64_t drop_resident_touches(pgoff_t start, pgoff_t end, RunIndex::iterator from,
+                                 RunIndex::iterator to);
   util::RunMap<uint8_t> touched_;
-  util::RunMap<uint8_t> ra_unused_;
   util::BtreeSet<pgoff_t> markers_;
 };
 

@@ -454,10 +454,9 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
         restored += folios;
       }
     }
-    FolioRun* r = runs.insert(index + g.first * nr, static_cast<uint32_t>(folios), order, f);
-    (g.activated ? lv.active_runs : lv.inactive_runs).push_newest(r);
+    runs.insert_newest(g.activated ? lv.active_runs : lv.inactive_runs, index + g.first * nr,
+                       static_cast<uint32_t>(folios), order, f);
     (g.activated ? lv.nr_active : lv.nr_inactive) += folios * nr;
-    runs.merge(r);
   }
   if (marker >= index && marker < index + m * nr) runs.set_marked(marker, true);
   lv.nonresident_age = static_cast<uint32_t>(clock + evicted * e + activated * nr);

@@ -117,13 +117,23 @@ class RunMap {
   // rewritten as a whole.
   template <typename F>
   void transform(uint64_t first, uint64_t last, F&& f) {
+    transform(first, last, f, [](uint64_t, uint64_t, V) {});
+  }
+  // The same, calling seen(start, end, x) first for each run of a non-zero
+  // value x that meets [first, last), clipped to it, in index order (what
+  // the range held before).
+  template <typename F, typename G>
+  void transform(uint64_t first, uint64_t last, F&& f, G&& seen) {
     if (first >= last) return;
     Iter lo = runs_.upper_bound(first);
     if (lo != runs_.begin() && std::prev(lo)->end() >= first) --lo;  // holds or ends at first
     bool changes = false;
     auto hi = lo;  // the first run starting after last
     for (; hi != runs_.end() && hi->start <= last; ++hi) {
-      if (hi->start < last && hi->end() > first) changes |= !(f(hi->v()) == hi->v());
+      if (hi->start < last && hi->end() > first) {
+        seen(std::max(hi->start, first), std::min(hi->end(), last), hi->v());
+        changes |= !(f(hi->v()) == hi->v());
+      }
     }
     if (!changes) return;
     absl::InlinedVector<Run, 8> out;
