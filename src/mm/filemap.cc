@@ -139,10 +139,12 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
 // Returns the first index of it that lies at or after `index`.
 pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) {
   const pgoff_t max_idx = as.nr_pages();
+  if (index > end) return kNoIndex;
   if (const FolioRuns* runs = as.runs()) {
     // A run's folios all pass or all fail.
     auto& rs = const_cast<FolioRuns&>(*runs);
     for (FolioRun* r = rs.next_run(index); r; r = rs.next_run_after(r)) {
+      if (r->start > end) return kNoIndex;
       if (!(r->flags & kPgUptodate)) continue;
       // Its folios from index on, but for those carrying the marker.
       for (pgoff_t at = std::max(index, r->start); at < r->end();) {

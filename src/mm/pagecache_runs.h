@@ -127,6 +127,7 @@ class FolioRuns {
   const FolioRun* find(pgoff_t i) const { return const_cast<FolioRuns*>(this)->find(i); }
   // The first run ending after i (holding i or wholly after it), or nullptr.
   FolioRun* next_run(pgoff_t i) {
+    if (finger_ && i >= finger_->start && i < finger_->end()) return finger_;
     auto it = runs_.upper_bound(i);
     if (it != runs_.begin()) {
       auto prev = std::prev(it);
