@@ -157,8 +157,6 @@ class AddressSpace {
   void remove(pgoff_t head, bool shadow, uint32_t age, bool workingset);
 
   uint64_t nr_cached_pages() const { return nr_cached_; }
-  // Bytes of the per-page array or of the runs (model memory).
-  uint64_t index_bytes() const { return runs_ ? runs_->bytes() : slots_.bytes(); }
   // VMAs mapping this file (i_mmap); eviction unmaps through them.
   std::vector<Vma*>& i_mmap() { return i_mmap_; }
   const std::vector<Vma*>& i_mmap() const { return i_mmap_; }

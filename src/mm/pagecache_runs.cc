@@ -312,11 +312,4 @@ bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* w
   return true;
 }
 
-uint64_t FolioRuns::bytes() const {
-  // B-tree entries (nodes at most half empty) and the runs' chunks.
-  return runs_.size() * sizeof(std::pair<pgoff_t, FolioRun*>) * 3 / 2 +
-         chunks_.size() * kRunChunkBytes + shadows_.size() * sizeof(ShadowRun) * 3 / 2 +
-         touched_.bytes() + markers_.size() * sizeof(pgoff_t) * 3 / 2;
-}
-
 }  // namespace faultline::mm

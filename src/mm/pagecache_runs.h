@@ -277,9 +277,6 @@ class FolioRuns {
     return it != markers_.end() && *it < end ? *it : end;
   }
 
-  // Bytes held (model memory): tree nodes of runs, shadows and touches.
-  uint64_t bytes() const;
-
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
   // Drops the marks of [start, end).

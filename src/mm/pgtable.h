@@ -96,8 +96,6 @@ class PteTable {
   }
 
   size_t nr_runs() const { return map_.nr_runs(); }
-  // Bytes held (model memory).
-  uint64_t bytes() const { return runs_ ? map_.bytes() : pages_.bytes(); }
 
  private:
   // f(v, pte) for each non-zero PTE of [first, last) of the per-page array,

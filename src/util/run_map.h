@@ -186,8 +186,6 @@ class RunMap {
   void clear() { runs_.clear(); }
   bool empty() const { return runs_.empty(); }
   size_t nr_runs() const { return runs_.size(); }
-  // Bytes held: the B-tree's entries (its nodes are at most half empty).
-  uint64_t bytes() const { return runs_.size() * sizeof(Run) * 3 / 2; }
 
  private:
   // A run of the value v over [start, end): the end and the value share a
