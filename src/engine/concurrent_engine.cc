@@ -53,7 +53,7 @@ smp::WorldSpec make_spec(const Config& cfg) {
   s.prof = resolve_profile(cfg.kernel);
   uint64_t slice = std::max<uint64_t>(1, (cfg.access.region >> mm::kPageShift) / s.nr_cpus);
   if (s.workload == smp::SmpWorkload::kLatPagefault) {
-    slice = mm::round_up(slice, s.prof.fault_around_pages());  // every touch faults
+    slice = mm::round_up(slice, s.prof.fault_around_pages());  // whole fault-around windows
   }
   s.slice_pages = slice;
   s.passes = cfg.access.passes;
@@ -62,6 +62,7 @@ smp::WorldSpec make_spec(const Config& cfg) {
   s.real_work = cfg.access.interleave == Interleave::kReal;
   s.rss_batch = mm::percpu_counter_batch(cfg.machine.cpus ? cfg.machine.cpus : s.nr_cpus);
   s.costs = cfg.smp;
+  s.access_ns = cfg.cpu.access_ns;
   s.domains = task_domains(cfg);
   return s;
 }
@@ -221,6 +222,11 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
   } else {
     add("model.est_ns_per_fault", faults > 0 ? tm.makespan_ns * w.nr_tasks() / faults : 0);
     add("model.est_faults_per_s", tm.makespan_ns > 0 ? faults / tm.makespan_ns * 1e9 : 0);
+    if (w.spec().workload == smp::SmpWorkload::kLatPagefault) {
+      // lmbench's lat_pagefault figure: the time per page the program loads.
+      const double pages = faults + static_cast<double>(ev[mm::VmEvent::pte_hits]);
+      add("model.est_ns_per_page", pages > 0 ? tm.makespan_ns * w.nr_tasks() / pages : 0);
+    }
   }
   return r;
 }

@@ -183,6 +183,9 @@ double World::step(Task& t, std::optional<double> now_ns) {
     case SmpStep::kFaultUnlock:
       ns += fault_unlock(t);
       break;
+    case SmpStep::kUserLoads:
+      ns += user_loads(t);
+      break;
     case SmpStep::kZapLock:
       ns += zap_lock(t);
       break;
@@ -394,8 +397,20 @@ double World::fault_unlock(Task& t) {
     t.mm->mmap_lock.read_unlock(t.cpu);
   }
   t.vma_locked = t.mmap_locked = false;
-  t.step = SmpStep::kIdle;
+  t.step = spec_.workload == SmpWorkload::kLatPagefault ? SmpStep::kUserLoads : SmpStep::kIdle;
   return spec_.costs.end_read_ns + spec_.costs.return_ns;
+}
+
+// Back in lat_pagefault's loop: it loads a byte of every page, so the rest
+// of the faulting page's fault-around window is read through the PTEs the
+// fault set, without a fault (touching no line the model tracks).
+double World::user_loads(Task& t) {
+  const uint64_t end = std::min(t.vpn + fault_around_pages_, t.slice_first + t.slice_pages);
+  uint64_t hits = 0;
+  for (uint64_t v = t.vpn + 1; v < end; ++v) hits += (t.pt->pte(v) & kSmpPresent) != 0;
+  t.vm_events.inc(VmEvent::pte_hits, hits);
+  t.step = SmpStep::kIdle;
+  return spec_.access_ns * static_cast<double>(hits);
 }
 
 // madvise(MADV_DONTNEED): the VMA read lock (6.16+) or mmap_lock, then

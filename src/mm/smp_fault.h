@@ -58,6 +58,9 @@ struct WorldSpec {
   bool track_lines = true;  // count coherence outcomes
   bool real_work = false;   // really clear a page per anonymous fault
   int32_t rss_batch = 32;   // percpu_counter_batch
+  // A load through a present PTE (cpu.access_ns): lat_pagefault touches
+  // every page, and only the first of a fault-around window faults.
+  double access_ns = 2;
 };
 
 // PTE bits of the concurrent model.
@@ -112,6 +115,7 @@ enum class SmpStep : uint8_t {
   kFileMapPages,  // do_fault_around -> filemap_map_pages
   kFaultAccount,  // mm_account_fault
   kFaultUnlock,   // vma_end_read / mmap_read_unlock, return to user
+  kUserLoads,     // lat_pagefault: the program's loads of the other pages fault-around mapped
   kZapLock,       // madvise: lock, tlb_gather_mmu
   kZapTable,      // zap_pte_range of one PTE table
   kZapFlush,      // tlb_finish_mmu: flush, IPIs
@@ -192,6 +196,7 @@ class World {
   double file_map_pages(Task& t);
   double fault_account(Task& t);
   double fault_unlock(Task& t) NO_THREAD_SAFETY_ANALYSIS;
+  double user_loads(Task& t);
   double zap_lock(Task& t) NO_THREAD_SAFETY_ANALYSIS;
   double zap_table(Task& t);
   double zap_flush(Task& t);

@@ -122,6 +122,10 @@ std::string est_rate(const RunResult& r) {
   return fmt::format("{:.2f}M", r.get("model.est_faults_per_s") / 1e6);
 }
 
+std::string est_page_ns(const RunResult& r) {
+  return fmt::format("{:.0f}", r.get("model.est_ns_per_page"));
+}
+
 }  // namespace
 
 std::string format_number(double v) {
@@ -237,6 +241,10 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
     matrix(out, "RSS counter updates per fault / shared-count folds", runs, rss_updates);
     matrix(out, "estimated faults per second (illustrative costs, docs/concurrency.md)", runs,
            est_rate);
+    if (std::any_of(runs.begin(), runs.end(),
+                    [](const RunResult& r) { return r.get("model.pte_hits", 0) > 0; })) {
+      matrix(out, "estimated ns per page loaded (lat_pagefault's own figure)", runs, est_page_ns);
+    }
     return out;
   }
   matrix(out,
