@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "mm/types.h"
@@ -39,6 +40,7 @@ class PteTable {
 
   void set(uint64_t v, uint8_t pte) {
     if (runs_) {
+      forget();
       map_.set(v, pte);
     } else if (pte || pages_.leaf(v)) {
       pages_.mut(v) = pte;
@@ -47,6 +49,7 @@ class PteTable {
   // Sets pages [first, first + n) to pte.
   void set_range(uint64_t first, uint64_t n, uint8_t pte) {
     if (runs_) {
+      forget();
       map_.assign(first, first + n, pte);
     } else {
       for (uint64_t v = first; v < first + n; ++v) set(v, pte);
@@ -57,6 +60,7 @@ class PteTable {
   void transform(uint64_t first, uint64_t last, F&& f) {
     if (last > size_) last = size_;
     if (runs_) {
+      forget();
       map_.transform(first, last, f);
       return;
     }
@@ -89,7 +93,7 @@ class PteTable {
   void for_each_set(uint64_t first, uint64_t last, F&& f) const {
     if (last > size_) last = size_;
     if (runs_) {
-      map_.for_each(first, last, f);
+      for_each_run(first, last, f);
       return;
     }
     for_each_page(first, last, [&](uint64_t v, uint8_t p) { f(v, v + 1, p); });
@@ -98,6 +102,53 @@ class PteTable {
   size_t nr_runs() const { return map_.nr_runs(); }
 
  private:
+  // The runs engine asks about the same range several times in a row:
+  // reclaim looks at a window's PTEs, frees the folios before its mapped
+  // block, looks again at the rest, and unmaps what it frees. The answers
+  // to the last two ranges asked are kept until the next change of any PTE.
+  static constexpr size_t kMemoRuns = 6;
+  struct Memo {
+    uint64_t first = 0, last = 0;
+    size_t n = 0;        // runs found; more than kMemoRuns: not kept
+    uint64_t epoch = 0;  // epoch_ when it was complete (0: never)
+    struct Run {
+      uint64_t first, last;
+      uint8_t pte;
+    };
+    std::array<Run, kMemoRuns> runs{};
+  };
+  void forget() { ++epoch_; }
+  template <typename F>
+  void for_each_run(uint64_t first, uint64_t last, F&& f) const {
+    for (const Memo& m : memo_) {
+      if (m.epoch != epoch_ || first < m.first || last > m.last) continue;
+      for (size_t i = 0; i < m.n; ++i) {
+        const uint64_t a = std::max(m.runs[i].first, first);
+        const uint64_t b = std::min(m.runs[i].last, last);
+        if (a < b) f(a, b, m.runs[i].pte);
+      }
+      return;
+    }
+    // Kept only once complete, and only if f changed no PTE meanwhile; what
+    // f asks meanwhile is answered from the map alone.
+    if (filling_) {
+      map_.for_each(first, last, f);
+      return;
+    }
+    filling_ = true;
+    Memo& m = memo_[memo_next_];
+    memo_next_ ^= 1;
+    m = Memo{first, last, 0, 0};
+    const uint64_t epoch = epoch_;
+    map_.for_each(first, last, [&](uint64_t a, uint64_t b, uint8_t pte) {
+      if (m.n < kMemoRuns) m.runs[m.n] = {a, b, pte};
+      ++m.n;
+      f(a, b, pte);
+    });
+    if (m.n <= kMemoRuns && epoch_ == epoch) m.epoch = epoch;
+    filling_ = false;
+  }
+
   // f(v, pte) for each non-zero PTE of [first, last) of the per-page array,
   // skipping leaves never written; with first_only, the first one only.
   template <typename F>
@@ -123,6 +174,10 @@ class PteTable {
   uint64_t size_ = 0;
   util::SparseArray<uint8_t, kPmdShift - kPageShift> pages_;
   util::RunMap<uint8_t> map_;
+  mutable std::array<Memo, 2> memo_{};
+  mutable size_t memo_next_ = 0;  // the one the next new answer replaces
+  mutable bool filling_ = false;  // a memo is being written
+  uint64_t epoch_ = 1;            // moves on at every change of a PTE
 };
 
 }  // namespace faultline::mm
