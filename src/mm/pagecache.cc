@@ -245,10 +245,8 @@ void AddressSpace::reset_touches() {
 }
 
 uint64_t AddressSpace::nr_ra_unused_pages() const {
+  if (runs_) return runs_->nr_ra_unused_pages(nr_pages_);
   uint64_t n = 0;
-  if (runs_) {
-    return runs_->nr_ra_unused_pages(nr_pages_);
-  }
   for_each_folio([&](pgoff_t head, unsigned order, uint16_t flags) {
     if (flags & kPgRaUnused) n += in_file(head, uint64_t{1} << order);
   });

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "mm/coherence.h"
+#include "mm/costs.h"
 #include "mm/profile.h"
 #include "mm/smp_costs.h"
 #include "mm/vma_lock.h"
@@ -60,7 +61,7 @@ struct WorldSpec {
   int32_t rss_batch = 32;   // percpu_counter_batch
   // A load through a present PTE (cpu.access_ns): lat_pagefault touches
   // every page, and only the first of a fault-around window faults.
-  double access_ns = 2;
+  double access_ns = CpuCosts{}.access_ns;
 };
 
 // PTE bits of the concurrent model.

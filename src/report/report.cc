@@ -242,7 +242,7 @@ std::string format_table(const Meta& meta, const std::vector<RunResult>& runs) {
     matrix(out, "estimated faults per second (illustrative costs, docs/concurrency.md)", runs,
            est_rate);
     if (std::any_of(runs.begin(), runs.end(),
-                    [](const RunResult& r) { return r.get("model.pte_hits", 0) > 0; })) {
+                    [](const RunResult& r) { return r.get("model.est_ns_per_page", -1) >= 0; })) {
       matrix(out, "estimated ns per page loaded (lat_pagefault's own figure)", runs, est_page_ns);
     }
     return out;
