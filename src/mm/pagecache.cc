@@ -152,8 +152,9 @@ pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {
       continue;
     }
     const pgoff_t leaf_end = std::min<pgoff_t>(slots_.next_leaf(i), end + 1);
+    const Slot* leaf = slots_.leaf(i);
     for (; i < leaf_end; ++i) {
-      if (slots_[i].flags & kPgPresent) return i;
+      if (leaf[i & Slots::kLeafMask].flags & kPgPresent) return i;
     }
   }
   return kNoIndex;
@@ -167,7 +168,16 @@ pgoff_t AddressSpace::next_absent(pgoff_t index, pgoff_t end) const {
     }
     return std::min(index, end + 1);
   }
-  while (index <= end && index < nr_pages_ && (slots_[index].flags & kPgPresent)) ++index;
+  if (nr_pages_ == 0) return std::min(index, end + 1);
+  end = std::min(end, nr_pages_ - 1);
+  while (index <= end) {
+    const Slot* leaf = slots_.leaf(index);
+    if (!leaf) break;  // nothing cached in it
+    const pgoff_t leaf_end = std::min<pgoff_t>(slots_.next_leaf(index), end + 1);
+    for (; index < leaf_end; ++index) {
+      if (!(leaf[index & Slots::kLeafMask].flags & kPgPresent)) return index;
+    }
+  }
   return std::min(index, end + 1);
 }
 

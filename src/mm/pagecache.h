@@ -77,7 +77,7 @@ class AddressSpace {
   [[gnu::always_inline]] uint16_t folio_flags(pgoff_t head) const {
     if (runs_) [[unlikely]]
       return folio_flags_runs(head);
-    return slots_[head].flags;
+    return slots_.in_written(head).flags;
   }
   [[gnu::always_inline]] bool test(pgoff_t head, uint16_t bit) const {
     FAULTLINE_DCHECK(!runs_ || !(bit & kPgMapped));
@@ -90,7 +90,7 @@ class AddressSpace {
   bool folio_mapped(pgoff_t head) const {
     if (runs_) [[unlikely]]
       return mapped_runs(head, head + folio_nr_pages(head));
-    return slots_[head].flags & kPgMapped;
+    return slots_.in_written(head).flags & kPgMapped;
   }
   // Flags of a resident folio (its leaf of slots_ was written by install()).
   [[gnu::always_inline]] void set(pgoff_t head, uint16_t bit) {
@@ -137,7 +137,9 @@ class AddressSpace {
   // Any shadow entry anywhere (the invariants).
   bool any_shadow() const;
   // The per-page LRU's sequence number of a folio (model.engine=pages).
-  [[gnu::always_inline]] uint32_t lru_seq(pgoff_t head) const { return slots_[head].lru_seq; }
+  [[gnu::always_inline]] uint32_t lru_seq(pgoff_t head) const {
+    return slots_.in_written(head).lru_seq;
+  }
   void set_lru_seq(pgoff_t head, uint32_t seq) { slots_.in_written(head).lru_seq = seq; }
 
   // First index in [index, end] covered by a folio, or kNoIndex.
@@ -195,7 +197,8 @@ class AddressSpace {
     uint32_t shadow = 0;   // nonresident_age at eviction (valid with kPgShadow)
     uint32_t lru_seq = 0;  // LRU entry sequence of the folio (head only)
   };
-  util::SparseArray<Slot, kPmdShift - kPageShift> slots_;
+  using Slots = util::SparseArray<Slot, kPmdShift - kPageShift>;
+  Slots slots_;
   std::unique_ptr<FolioRuns> runs_;
   std::vector<Vma*> i_mmap_;
 };

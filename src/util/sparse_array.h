@@ -3,13 +3,19 @@
 //
 // The values sit in one anonymous mapping reserved at the array's full
 // length (MAP_NORESERVE): the kernel gives a page of it memory on its first
-// write and reads of pages never written see zeros, so indexing costs what
-// a dense array's does while the resident memory follows the pages written.
-// T must be trivially copyable with T{} all zero bytes. Beside the values,
-// one bit per leaf of 2^kLeafShift values records which leaves were
-// written, so walks over the whole array (for_each_leaf, next_written)
-// skip the rest without touching it. A 1 TiB file's page cache thus costs
-// nothing before its first page is read, instead of 12 bytes per page.
+// write, so indexing costs what a dense array's does while the resident
+// memory follows the pages written. T must be trivially copyable with T{}
+// all zero bytes. Beside the values, one bit per leaf of 2^kLeafShift
+// values records which leaves were written, so walks over the whole array
+// (for_each_leaf, next_written) skip the rest without touching it. A 1 TiB
+// file's page cache thus costs nothing before its first page is read,
+// instead of 12 bytes per page.
+//
+// A read of a leaf never written does not touch the mapping, and a leaf's
+// first write writes the whole leaf: were a read to map the kernel's zero
+// page first, the write after it would be a copy-on-write fault
+// (do_wp_page), which flushes the TLB of every other CPU the process has
+// run on, an IPI each, as soon as a second thread (-j) exists.
 //
 // The reservation is address space only; where the kernel refuses
 // overcommit (vm.overcommit_memory=2) an array larger than the commit
@@ -21,6 +27,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -65,22 +72,36 @@ class SparseArray {
   uint64_t size() const { return size_; }
 
   // The value at i (i < size()): T{} if never written.
-  const T& operator[](uint64_t i) const {
+  [[gnu::always_inline]] const T& operator[](uint64_t i) const {
     FAULTLINE_DCHECK(i < size_);
-    return data_[i];
+    return written(i >> kLeafShift) ? data_[i] : kZero;
   }
 
   // The value at i for writing.
   T& mut(uint64_t i) {
     FAULTLINE_DCHECK(i < size_);
     const uint64_t leaf = i >> kLeafShift;
-    written_[leaf >> 6] |= uint64_t{1} << (leaf & 63);
+    uint64_t& word = written_[leaf >> 6];
+    const uint64_t bit = uint64_t{1} << (leaf & 63);
+    if (!(word & bit)) {
+      word |= bit;
+      const uint64_t first = leaf << kLeafShift;
+      std::memset(static_cast<void*>(data_ + first), 0,
+                  std::min(kLeafSize, size_ - first) * sizeof(T));
+    }
     return data_[i];
   }
 
   // The value at i for writing, in a leaf already written (mut() was
   // called for an index of it): no bookkeeping.
   T& in_written(uint64_t i) {
+    FAULTLINE_DCHECK(i < size_ && written(i >> kLeafShift));
+    return data_[i];
+  }
+
+  // The value at i, in a leaf already written: no check (the values of
+  // resident folios, read on every access).
+  [[gnu::always_inline]] const T& in_written(uint64_t i) const {
     FAULTLINE_DCHECK(i < size_ && written(i >> kLeafShift));
     return data_[i];
   }
@@ -136,6 +157,7 @@ class SparseArray {
   uint64_t bytes() const { return written_.size() * 8 + nr_leaves() * kLeafSize * sizeof(T); }
 
  private:
+  static constexpr T kZero{};
   bool written(uint64_t leaf) const { return (written_[leaf >> 6] >> (leaf & 63)) & 1; }
   void release() {
     if (data_) ::munmap(data_, map_bytes_);

@@ -1,9 +1,11 @@
 // util_test.cc — Status context, the name tables of enums, Spread, pids and
 // the sparse array.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "util/enum_names.h"
 #include "util/process.h"
@@ -121,6 +123,30 @@ TEST(SparseArray, HoldsOnlyWhatWasWritten) {
   EXPECT_EQ(a.bytes(), (uint64_t{1} << 21) / 8 + 512);
   EXPECT_EQ(a.next_written(0), uint64_t{1} << 29);
   EXPECT_EQ(a.next_written((uint64_t{1} << 29) + 512), a.size());
+}
+
+// Reads of leaves never written leave the mapping alone (mincore: no page
+// of it is mapped), so a later first write is not a copy-on-write fault of
+// the zero page; a first write gives its whole leaf memory at once.
+TEST(SparseArray, ReadsOfUnwrittenLeavesMapNothing) {
+  util::SparseArray<uint8_t, 12> a(uint64_t{1} << 30);  // leaves of one page
+  const long page = ::sysconf(_SC_PAGESIZE);
+  ASSERT_EQ(page, 4096);
+  uint8_t* base = &a.mut(0);                 // the mapping's start (index 0's leaf written)
+  const uint64_t far = uint64_t{256} << 20;  // a 2 MiB-aligned stretch far from it
+  const uint64_t len = uint64_t{1} << 20;
+  uint64_t sum = 0;
+  for (uint64_t i = far; i < far + len; i += 512) sum += a[i];
+  EXPECT_EQ(sum, 0u);
+  std::vector<unsigned char> vec(len / page);
+  ASSERT_EQ(::mincore(base + far, len, vec.data()), 0);
+  for (size_t p = 0; p < vec.size(); ++p) ASSERT_EQ(vec[p] & 1, 0) << "page " << p;
+  a.mut(far + 5) = 1;  // the first write of the stretch's first leaf
+  ASSERT_EQ(::mincore(base + far, len, vec.data()), 0);
+  EXPECT_EQ(vec[0] & 1, 1);
+  for (size_t p = 1; p < vec.size(); ++p) ASSERT_EQ(vec[p] & 1, 0) << "page " << p;
+  EXPECT_EQ(a[far + 5], 1);
+  EXPECT_EQ(a[far + 6], 0);
 }
 
 TEST(Process, PidFromName) {
