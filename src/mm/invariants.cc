@@ -188,6 +188,11 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
                   ", which is not resident");
           } else if (!as->folio_mapped(as->head(p))) {
             r.add(at(*as, as->head(p)) + ": mapped by a PTE but not marked mapped");
+          } else if (const FolioRuns* runs = as->runs()) {
+            const FolioRun* f = runs->find(p);
+            if (p < f->mapped_first() || p >= f->mapped_last()) {
+              r.add(at(*as, p) + ": mapped by a PTE outside its run's mapped stretch");
+            }
           }
           ++rss[as->shmem() ? MM_SHMEMPAGES : MM_FILEPAGES];
         }

@@ -87,6 +87,10 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
     }
     set += e - s;
   }
+  if (set) {
+    vma.vm_file->mapping->mark_mapped(vma.vm_pgoff + gaps.front().first,
+                                      vma.vm_pgoff + gaps.back().second);
+  }
   k.cpu_work(CpuCost::map_page_ns, set);
   return set;
 }
@@ -239,7 +243,7 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   if (head + kHpagePmdNr > as.nr_pages() && !as.shmem()) return false;
   vma.ptes.set_range(vpage, kHpagePmdNr, kPtePresent | kPteYoung);
   vma.pmd_mapped.mut(vma.pmd_slot(vpage)) = 1;
-  as.set(head, kPgMapped);
+  as.mark_mapped(head, head + kHpagePmdNr);
   k.add_mm_counter(*vma.vm_mm, mm_counter_file(as), kHpagePmdNr);
   k.vmstat().inc(VmEvent::thp_file_mapped);
   k.cpu_work(CpuCost::map_folio_ns);
@@ -260,8 +264,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
     vma.ptes.set(vpage, v);
-    if (vma.vm_file && !k.runs())
-      vma.vm_file->mapping->set(vma.vm_file->mapping->head(p), kPgMapped);
+    if (vma.vm_file) vma.vm_file->mapping->mark_mapped(p, p + 1);
     vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
   }
@@ -301,28 +304,33 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   as.clear(head, kPgMapped);
 }
 
-uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order) {
+uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order,
+                      pgoff_t mapped_first, pgoff_t mapped_last) {
   const uint64_t nr = uint64_t{1} << order;
   const pgoff_t end = start + folios * nr;
   // Folio numbers [a, b) with a dirty PTE.
   absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> dirty;
   for (Vma* vma : as.i_mmap()) {
-    const pgoff_t first = std::max(start, vma->vm_pgoff);
-    const pgoff_t last = std::min(end, vma->vm_pgoff + vma->nr_pages());
-    if (first >= last) continue;
+    if (std::max(start, vma->vm_pgoff) >= std::min(end, vma->vm_pgoff + vma->nr_pages())) {
+      continue;
+    }
+    const pgoff_t first = std::max({start, vma->vm_pgoff, mapped_first});
+    const pgoff_t last = std::min({end, vma->vm_pgoff + vma->nr_pages(), mapped_last});
     int64_t cleared = 0;
     uint64_t calls = 0;       // folios with a PTE here: one add_mm_counter each
     uint64_t next_folio = 0;  // folios below this are counted
-    vma->ptes.for_each_set(first - vma->vm_pgoff, last - vma->vm_pgoff,
-                           [&](uint64_t s, uint64_t e, uint8_t pte) {
-                             if (!(pte & kPtePresent) || (pte & kPteAnon)) return;
-                             cleared += static_cast<int64_t>(e - s);
-                             const uint64_t fa = (vma->vm_pgoff + s - start) >> order;
-                             const uint64_t fb = ((vma->vm_pgoff + e - 1 - start) >> order) + 1;
-                             calls += fb - std::max(fa, next_folio);
-                             next_folio = fb;
-                             if (pte & kPteDirty) dirty.emplace_back(fa, fb);
-                           });
+    if (first < last) {
+      vma->ptes.for_each_set(first - vma->vm_pgoff, last - vma->vm_pgoff,
+                             [&](uint64_t s, uint64_t e, uint8_t pte) {
+                               if (!(pte & kPtePresent) || (pte & kPteAnon)) return;
+                               cleared += static_cast<int64_t>(e - s);
+                               const uint64_t fa = (vma->vm_pgoff + s - start) >> order;
+                               const uint64_t fb = ((vma->vm_pgoff + e - 1 - start) >> order) + 1;
+                               calls += fb - std::max(fa, next_folio);
+                               next_folio = fb;
+                               if (pte & kPteDirty) dirty.emplace_back(fa, fb);
+                             });
+    }
     if (cleared) {
       vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [](uint8_t pte) {
         return (pte & kPtePresent) && !(pte & kPteAnon) ? uint8_t{0} : pte;

@@ -56,7 +56,25 @@ uint16_t AddressSpace::folio_flags_runs(pgoff_t head) const {
   return static_cast<uint16_t>(flags | (runs_->marked(head) ? kPgReadahead : 0));
 }
 
+void AddressSpace::mark_mapped(pgoff_t first, pgoff_t last) {
+  if (runs_) {
+    runs_->note_mapped(first, last);
+    return;
+  }
+  for (pgoff_t p = first; p < last;) {
+    const pgoff_t h = head(p);
+    set(h, kPgMapped);
+    p = h + folio_nr_pages(h);
+  }
+}
+
 bool AddressSpace::mapped_runs(pgoff_t first, pgoff_t last) const {
+  // Only the run's mapped stretch can be (a folio lies in one run).
+  if (const FolioRun* r = runs_->find(first)) {
+    first = std::max(first, r->mapped_first());
+    last = std::min(last, r->mapped_last());
+    if (first >= last) return false;
+  }
   for (const Vma* vma : i_mmap_) {
     const pgoff_t lo = std::max(first, vma->vm_pgoff);
     const pgoff_t hi = std::min(last, vma->vm_pgoff + vma->nr_pages());

@@ -92,6 +92,10 @@ class AddressSpace {
       return mapped_runs(head, head + folio_nr_pages(head));
     return slots_.in_written(head).flags & kPgMapped;
   }
+  // Pages [first, last), all cached, are mapped from now on by PTEs or a
+  // PMD of the file's own pages (set_pte_range, do_set_pmd): kPgMapped on
+  // their folios, or (runs engine) their runs' mapped stretches.
+  void mark_mapped(pgoff_t first, pgoff_t last);
   // Flags of a resident folio (its leaf of slots_ was written by install()).
   [[gnu::always_inline]] void set(pgoff_t head, uint16_t bit) {
     if (runs_) [[unlikely]]

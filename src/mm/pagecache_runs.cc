@@ -32,12 +32,18 @@ FolioRun* FolioRuns::split(FolioRun* r, pgoff_t at) {
   FAULTLINE_DCHECK(at > r->start && at < r->end());
   FAULTLINE_DCHECK(((at - r->start) & (r->folio_pages() - 1)) == 0);
   const auto left = static_cast<uint32_t>((at - r->start) >> r->order);
+  const bool mapped = r->maybe_mapped();
+  const pgoff_t mapped_first = r->mapped_first(), mapped_last = r->mapped_last();
   FolioRun* right = alloc();
   *right = *r;
   right->start = at;
   right->nr = r->nr - left;
   right->older = right->newer = nullptr;
   r->nr = left;
+  if (mapped) {
+    r->set_mapped(mapped_first, mapped_last);
+    right->set_mapped(mapped_first, mapped_last);
+  }
   runs_.emplace(at, right);
   if (r->flags & kPgLru) RunList::link_after(r, right);
   return right;
@@ -64,7 +70,11 @@ bool FolioRuns::mergeable(const FolioRun& a, const FolioRun& b) const {
 // the entry after b's.
 FolioRuns::RunIndex::iterator FolioRuns::absorb(FolioRun* a, RunIndex::iterator b) {
   FolioRun* gone = b->second;
+  const bool mapped = a->maybe_mapped() || gone->maybe_mapped();
+  const pgoff_t first = a->maybe_mapped() ? a->mapped_first() : gone->mapped_first();
+  const pgoff_t last = gone->maybe_mapped() ? gone->mapped_last() : a->mapped_last();
   a->nr += gone->nr;
+  if (mapped) a->set_mapped(first, last);
   if (gone->flags & kPgLru) RunList::unlink(gone);
   release(gone);
   return runs_.erase(b);
@@ -102,6 +112,13 @@ FolioRun* FolioRuns::insert_newest(RunList& list, pgoff_t start, uint32_t nr, un
   auto it = emplace_run(start, nr, order, flags);
   list.push_newest(it->second);
   return std::prev(merge_at(it))->second;
+}
+
+void FolioRuns::note_mapped(pgoff_t first, pgoff_t last) {
+  for (FolioRun* r = next_run(first); r && r->start < last; r = next_run(r->end())) {
+    r->note_mapped(first, last);
+    if (r->end() >= last) break;
+  }
 }
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {

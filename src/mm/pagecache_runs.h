@@ -46,13 +46,24 @@ inline constexpr size_t kRunChunkBytes = 32 * 1024;
 // here says the folios were read ahead, and a folio of them is still unused
 // while FolioRuns::touched() has no kTouchedResident page in it);
 // older/newer link it on an LRU list (PG_lru in flags).
+//
+// [mapped_first(), mapped_last()) bounds the pages of the run that a PTE
+// of the file's own page (not a private copy) may map: none outside it
+// does. It grows where set_pte_range() and do_set_pmd() map pages, a split
+// cuts it with the run, a merge joins the two; unmapping leaves it as it
+// was. Reclaim asks the page tables about that stretch only, so a run read
+// ahead and never mapped costs no page-table search at all.
 struct FolioRun {
   pgoff_t start = 0;
   uint32_t nr = 0;
   uint8_t order = 0;
   uint16_t flags = 0;
+  uint32_t map_lo = 0, map_hi = 0;  // the mapped stretch, in pages from start
   FolioRun* older = nullptr;
   FolioRun* newer = nullptr;
+
+  // map_hi for "to the run's end" (an offset that does not fit 32 bits).
+  static constexpr uint32_t kToEnd = UINT32_MAX;
 
   // The address space whose chunk holds this run (not a list's sentinel).
   AddressSpace* as() const {
@@ -64,8 +75,32 @@ struct FolioRun {
   pgoff_t end() const { return start + nr_pages(); }
   // The head of the folio holding index i (start <= i < end()).
   pgoff_t head_of(pgoff_t i) const { return start + ((i - start) >> order << order); }
+
+  bool maybe_mapped() const { return map_hi > map_lo; }
+  pgoff_t mapped_first() const { return start + map_lo; }
+  pgoff_t mapped_last() const { return map_hi == kToEnd ? end() : start + map_hi; }
+  // The mapped stretch becomes [lo, hi) clipped to the run (empty if that
+  // is); bounds past 32 bits widen it.
+  void set_mapped(pgoff_t lo, pgoff_t hi) {
+    lo = lo > start ? lo : start;
+    hi = hi < end() ? hi : end();
+    if (lo >= hi) {
+      map_lo = map_hi = 0;
+      return;
+    }
+    map_lo = lo - start < kToEnd ? static_cast<uint32_t>(lo - start) : kToEnd - 1;
+    map_hi = hi - start < kToEnd ? static_cast<uint32_t>(hi - start) : kToEnd;
+  }
+  // Widens the mapped stretch to hold [lo, hi) (clipped to the run).
+  void note_mapped(pgoff_t lo, pgoff_t hi) {
+    if (maybe_mapped()) {
+      lo = lo < mapped_first() ? lo : mapped_first();
+      hi = hi > mapped_last() ? hi : mapped_last();
+    }
+    set_mapped(lo, hi);
+  }
 };
-static_assert(sizeof(FolioRun) == 32);
+static_assert(sizeof(FolioRun) == 40);
 
 // One LRU list of runs, circular through a sentinel so that a run can be
 // linked and unlinked without knowing which list it is on. sentinel.newer
@@ -155,6 +190,10 @@ class FolioRuns {
   // The same, returning the run after the merged one in file order, or
   // nullptr (a walk along the file that changes runs as it goes).
   FolioRun* merge_next(FolioRun* r);
+  // Pages [first, last) are mapped by PTEs from now on: the runs holding
+  // them widen their mapped stretches.
+  void note_mapped(pgoff_t first, pgoff_t last);
+
   // A new run (not on any list).
   FolioRun* insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
   // A new run made the newest of `list` and merged; returns the run now

@@ -228,10 +228,13 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
   uint64_t limit = max;
   *refs = 0;
   *exec = false;
+  if (!r.maybe_mapped()) return limit;
   for (const Vma* vma : r.as()->i_mmap()) {
     if (!vma->has_recency()) continue;  // invalid_folio_referenced_vma()
-    const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
-    const pgoff_t hi = std::min(r.start + limit * e, vma->vm_pgoff + vma->nr_pages());
+    // Outside the run's mapped stretch no PTE maps its pages.
+    const pgoff_t lo = std::max({r.start, vma->vm_pgoff, r.mapped_first()});
+    const pgoff_t hi =
+        std::min({r.start + limit * e, vma->vm_pgoff + vma->nr_pages(), r.mapped_last()});
     if (lo >= hi) continue;
     // The young PTEs come in index order: the first folio is young when
     // the first of them lies in it, and then the young folios run on from
@@ -262,10 +265,11 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
 // folio_referenced()'s clearing of the young bits of the first `folios`
 // folios of r.
 void clear_young(const FolioRun& r, uint64_t folios) {
-  const pgoff_t end = r.start + folios * r.folio_pages();
+  const pgoff_t end = std::min(r.start + folios * r.folio_pages(), r.mapped_last());
+  if (!r.maybe_mapped()) return;
   for (Vma* vma : r.as()->i_mmap()) {
     if (!vma->has_recency()) continue;
-    const pgoff_t lo = std::max(r.start, vma->vm_pgoff);
+    const pgoff_t lo = std::max({r.start, vma->vm_pgoff, r.mapped_first()});
     const pgoff_t hi = std::min(end, vma->vm_pgoff + vma->nr_pages());
     if (lo >= hi) continue;
     vma->ptes.transform(lo - vma->vm_pgoff, hi - vma->vm_pgoff, [](uint8_t pte) {
@@ -362,11 +366,17 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     const pgoff_t start = r->start;
     pgoff_t end = start;
     uint64_t n = 0;  // folios of the group
+    // The group's mapped stretches, joined: no PTE maps a page outside.
+    pgoff_t mapped_first = ~pgoff_t{0}, mapped_last = 0;
     FolioRun* x = r;
     while (x && folios) {
       const uint64_t take = std::min<uint64_t>(folios, x->nr);
       FolioRun* next = lv.inactive_runs.newer_than(x);
       if (take < x->nr) as.runs()->split(x, x->start + take * e);
+      if (x->maybe_mapped()) {
+        mapped_first = std::min(mapped_first, x->mapped_first());
+        mapped_last = std::max(mapped_last, x->mapped_last());
+      }
       RunList::unlink(x);
       x->flags = static_cast<uint16_t>(x->flags & ~kPgLru);
       end = x->end();
@@ -387,7 +397,7 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     }
     k.vmstat().inc(VmEvent::pgscan_file, pages);
     k.vmstat().inc(VmEvent::pgsteal_file, pages);
-    const uint64_t dirtied = unmap_folios(k, as, start, n, order);
+    const uint64_t dirtied = unmap_folios(k, as, start, n, order, mapped_first, mapped_last);
     const uint64_t written = (same & kPgDirty) ? pages : dirtied * e;
     if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
     lv.nr_inactive -= pages;
