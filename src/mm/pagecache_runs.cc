@@ -267,16 +267,6 @@ bool FolioRuns::shadow_at(pgoff_t i, uint32_t* age, bool* ws) const {
   return true;
 }
 
-const FolioRuns::ShadowRun* FolioRuns::next_shadow(pgoff_t i, pgoff_t end) const {
-  auto it = shadows_.upper_bound(i);
-  if (it != shadows_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->end() > i) it = prev;
-  }
-  if (it == shadows_.end() || it->start >= end) return nullptr;
-  return &*it;
-}
-
 void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base,
                             uint32_t stride, bool ws) {
   if (start >= end) return;

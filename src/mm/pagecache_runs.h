@@ -268,8 +268,17 @@ class FolioRuns {
   static_assert(sizeof(ShadowRun) == 24);
   static_assert(kMaxPagecacheOrder < ShadowRun::kPhaseBits, "a phase fits its bits");
   bool shadow_at(pgoff_t i, uint32_t* age, bool* ws) const;
-  // The first shadow run holding an index in [i, end), or nullptr.
-  const ShadowRun* next_shadow(pgoff_t i, pgoff_t end) const;
+  // Calls f(run) for each shadow run holding an index in [i, end), in
+  // index order, while f returns true: one search, then a step per run.
+  // f may not change the shadows.
+  template <typename F>
+  void for_each_shadow(pgoff_t i, pgoff_t end, F&& f) const {
+    auto it = shadows_.upper_bound(i);
+    if (it != shadows_.begin() && std::prev(it)->end() > i) --it;
+    for (; it != shadows_.end() && it->start < end; ++it) {
+      if (!f(*it)) return;
+    }
+  }
   // Shadows on pages [start, end) of folios of `order` evicted one after
   // another from `start`, the first with age base, each next `stride` later.
   void add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t base, uint32_t stride,

@@ -185,25 +185,28 @@ class BulkInsert {
   uint64_t classify(const FolioRuns& runs, uint64_t m) {
     const pgoff_t end = index_ + m * nr_;
     uint64_t done = 0;  // insertions classified
-    for (const FolioRuns::ShadowRun* s = runs.next_shadow(index_, end); s && done < m;
-         s = runs.next_shadow(s->end(), end)) {
+    bool wraps = false;
+    runs.for_each_shadow(index_, end, [&](const FolioRuns::ShadowRun& s) {
+      if (done >= m) return false;
       // The insertions whose first shadow lies in s.
-      const uint64_t ja = std::max<uint64_t>(done, (std::max(s->start, index_) - index_) >> order_);
-      const uint64_t jb = std::min<uint64_t>(m, (s->end() - index_ + nr_ - 1) >> order_);
-      if (ja >= jb) continue;
+      const uint64_t ja = std::max<uint64_t>(done, (std::max(s.start, index_) - index_) >> order_);
+      const uint64_t jb = std::min<uint64_t>(m, (s.end() - index_ + nr_ - 1) >> order_);
+      if (ja >= jb) return true;
       if (ja > done) add({done, ja, false, false, false});
-      const uint64_t d_first = distance(*s, ja);
+      const uint64_t d_first = distance(s, ja);
       const uint64_t span =
-          static_cast<uint64_t>(s->folio_no(page(*s, jb - 1)) - s->folio_no(page(*s, ja))) *
-          s->stride;
+          static_cast<uint64_t>(s.folio_no(page(s, jb - 1)) - s.folio_no(page(s, ja))) * s.stride;
       // The distances must not wrap, within the run or as the clock moves.
       if (span > d_first ||
           d_first + before(m - 1) * plan_.folio_pages + m * nr_ >= (uint64_t{1} << 32)) {
-        return done;
+        wraps = true;
+        return false;
       }
-      decide(*s, ja, jb);
+      decide(s, ja, jb);
       done = jb;
-    }
+      return true;
+    });
+    if (wraps) return done;
     if (done < m) add({done, m, false, false, false});
     return m;
   }
