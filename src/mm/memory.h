@@ -45,7 +45,7 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
 // [mapped_first, mapped_last), a stretch the caller knows. Returns how many
 // of them a dirty PTE made dirty.
 uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order,
-                      pgoff_t mapped_first = 0, pgoff_t mapped_last = ~pgoff_t{0});
+                      pgoff_t mapped_first, pgoff_t mapped_last);
 
 // zap_page_range_single() for MADV_DONTNEED / munmap: clears the PTEs of
 // [first, first + nr) pages of the VMA; young PTEs of a VMA with recency mark

@@ -265,8 +265,8 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
 // folio_referenced()'s clearing of the young bits of the first `folios`
 // folios of r.
 void clear_young(const FolioRun& r, uint64_t folios) {
-  const pgoff_t end = std::min(r.start + folios * r.folio_pages(), r.mapped_last());
   if (!r.maybe_mapped()) return;
+  const pgoff_t end = std::min(r.start + folios * r.folio_pages(), r.mapped_last());
   for (Vma* vma : r.as()->i_mmap()) {
     if (!vma->has_recency()) continue;
     const pgoff_t lo = std::max({r.start, vma->vm_pgoff, r.mapped_first()});

@@ -3,8 +3,8 @@
 //
 // The values sit in one anonymous mapping reserved at the array's full
 // length (MAP_NORESERVE): the kernel gives a page of it memory on its first
-// write, so indexing costs what a dense array's does while the resident
-// memory follows the pages written. T must be trivially copyable with T{}
+// write, so indexing costs a dense array's and a bit test while the
+// resident memory follows the pages written. T must be trivially copyable with T{}
 // all zero bytes. Beside the values, one bit per leaf of 2^kLeafShift
 // values records which leaves were written, so walks over the whole array
 // (for_each_leaf, next_written) skip the rest without touching it. A 1 TiB
