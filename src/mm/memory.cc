@@ -449,8 +449,10 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
 
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
+  const uint64_t slot = vma.pmd_slot(vpage);
   for (int round = 0;; ++round) {
-    const uint8_t pte = vma.ptes[vpage];
+    // The page walk stops at an empty PMD: no page table, no PTE.
+    const uint8_t pte = vma.pte_table[slot] || vma.pmd_mapped[slot] ? vma.ptes[vpage] : uint8_t{0};
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
       const auto now = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));

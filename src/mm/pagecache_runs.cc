@@ -128,7 +128,7 @@ FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t
 FolioRuns::RunIndex::iterator FolioRuns::emplace_run(pgoff_t start, uint32_t nr, unsigned order,
                                                      uint16_t flags) {
   if (flags & kPgReadahead) {
-    for (uint32_t j = 0; j < nr; ++j) markers_.insert(start + (pgoff_t{j} << order));
+    for (uint32_t j = 0; j < nr; ++j) set_marked(start + (pgoff_t{j} << order), true);
   }
   flags = static_cast<uint16_t>(flags & ~(kPgMapped | kPgReadahead));
   FolioRun* r = alloc();
@@ -139,13 +139,6 @@ FolioRuns::RunIndex::iterator FolioRuns::emplace_run(pgoff_t start, uint32_t nr,
   auto [it, added] = runs_.emplace(start, r);
   FAULTLINE_DCHECK(added);
   return it;
-}
-
-// A window holds a mark or two: one search, then a step past each.
-void FolioRuns::erase_marks(pgoff_t start, pgoff_t end) {
-  auto from = markers_.lower_bound(start), to = from;
-  while (to != markers_.end() && *to < end) ++to;
-  if (from != to) markers_.erase(from, to);
 }
 
 namespace {
@@ -199,11 +192,11 @@ UnusedPages(It, It, pgoff_t) -> UnusedPages<It>;
 
 }  // namespace
 
-uint64_t FolioRuns::drop_resident_touches(pgoff_t start, pgoff_t end, RunIndex::iterator from,
-                                          RunIndex::iterator to) {
+uint64_t FolioRuns::drop_page_bits(pgoff_t start, pgoff_t end, RunIndex::iterator from,
+                                   RunIndex::iterator to) {
   UnusedPages count(from, to, nr_pages_);
-  touched_.transform(
-      start, end, [](uint8_t v) { return static_cast<uint8_t>(v & ~kTouchedResident); },
+  page_bits_.transform(
+      start, end, [](uint8_t v) { return static_cast<uint8_t>(v & ~(kTouchedResident | kMarked)); },
       [&](uint64_t a, uint64_t b, uint8_t v) {
         if (v & kTouchedResident) count.used(a, b);
       });
@@ -213,8 +206,7 @@ uint64_t FolioRuns::drop_resident_touches(pgoff_t start, pgoff_t end, RunIndex::
 uint64_t FolioRuns::erase(FolioRun* r) {
   FAULTLINE_DCHECK(!(r->flags & kPgLru) && !r->older && !r->newer);
   auto it = runs_.find(r->start);
-  const uint64_t unused = drop_resident_touches(r->start, r->end(), it, std::next(it));
-  erase_marks(r->start, r->end());
+  const uint64_t unused = drop_page_bits(r->start, r->end(), it, std::next(it));
   runs_.erase(it);
   release(r);
   return unused;
@@ -222,36 +214,36 @@ uint64_t FolioRuns::erase(FolioRun* r) {
 
 uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
   auto from = runs_.lower_bound(start), to = runs_.lower_bound(end);
-  const uint64_t unused = drop_resident_touches(start, end, from, to);
+  const uint64_t unused = drop_page_bits(start, end, from, to);
   for (auto it = from; it != to; ++it) {
     FAULTLINE_DCHECK(!(it->second->flags & kPgLru) && !it->second->older);
     release(it->second);
   }
   runs_.erase(from, to);
-  erase_marks(start, end);
   return unused;
 }
 
 bool FolioRuns::used(pgoff_t first, pgoff_t last) const {
   bool any = false;
-  touched_.for_each(first, last,
-                    [&](uint64_t, uint64_t, uint8_t v) { any |= (v & kTouchedResident) != 0; });
+  page_bits_.for_each(first, last,
+                      [&](uint64_t, uint64_t, uint8_t v) { any |= (v & kTouchedResident) != 0; });
   return any;
 }
 
 void FolioRuns::forget_use(pgoff_t first, pgoff_t last) {
-  touched_.transform(first, last,
-                     [](uint8_t v) { return static_cast<uint8_t>(v & ~kTouchedResident); });
+  page_bits_.transform(first, last,
+                       [](uint8_t v) { return static_cast<uint8_t>(v & ~kTouchedResident); });
 }
 
 void FolioRuns::reset_touches() {
-  touched_.clear();
+  page_bits_.transform(0, util::RunMap<uint8_t>::kLimit,
+                       [](uint8_t v) { return static_cast<uint8_t>(v & kMarked); });
   for (auto& [s, r] : runs_) r->flags = static_cast<uint16_t>(r->flags & ~kPgRaUnused);
 }
 
 uint64_t FolioRuns::nr_ra_unused_pages(pgoff_t limit) const {
   UnusedPages count(runs_.begin(), runs_.end(), limit);
-  touched_.for_each(0, limit, [&](uint64_t a, uint64_t b, uint8_t v) {
+  page_bits_.for_each(0, limit, [&](uint64_t a, uint64_t b, uint8_t v) {
     if (v & kTouchedResident) count.used(a, b);
   });
   return count.total();

@@ -14,7 +14,7 @@
 //
 // Beside the folios: workingset shadow entries as runs whose ages step by
 // the folio size (consecutive evictions leave consecutive ages), and the
-// pages the workload ever touched, as runs.
+// bits of single pages (touched, PG_readahead), as runs of equal bits.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ inline constexpr size_t kRunChunkBytes = 32 * 1024;
 // each head page, but for kPgMapped, which the runs engine reads off the
 // page tables, and kPgReadahead, kept in FolioRuns::marked(); kPgRaUnused
 // here says the folios were read ahead, and a folio of them is still unused
-// while FolioRuns::touched() has no kTouchedResident page in it);
+// while FolioRuns::page_bits() has no kTouchedResident page in it);
 // older/newer link it on an LRU list (PG_lru in flags).
 //
 // [mapped_first(), mapped_last()) bounds the pages of the run that a PTE
@@ -288,17 +288,25 @@ class FolioRuns {
   bool take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* ws);
   size_t nr_shadow_runs() const { return shadows_.size(); }
 
-  // Pages the workload touched: kTouched once touched at all, with
-  // kTouchedResident too while the folio that was touched stays cached (the
-  // bit goes when it is evicted). A folio of a kPgRaUnused run is unused
-  // while none of its pages has kTouchedResident: a touch does not split
-  // the run of the window the folio was read with, and reading a window
-  // ahead writes nothing here.
-  static constexpr uint8_t kTouched = 1, kTouchedResident = 2;
-  const util::RunMap<uint8_t>& touched() const { return touched_; }
+  // Facts about single pages kept beside the runs, as runs of bits, so that
+  // none of them splits a folio run: kTouched once the workload touched the
+  // page at all; kTouchedResident too while the folio that was touched
+  // stays cached (the bit goes when it is evicted); kMarked on the head of
+  // a folio that carries PG_readahead. A folio of a kPgRaUnused run is
+  // unused while none of its pages has kTouchedResident: a touch does not
+  // split the run of the window the folio was read with, and reading a
+  // window ahead writes nothing here but its marker. One map for all three:
+  // a window's marker and the page its fault touches lie side by side, and
+  // an eviction clears both with one search.
+  static constexpr uint8_t kTouched = 1, kTouchedResident = 2, kMarked = 4;
+  const util::RunMap<uint8_t>& page_bits() const { return page_bits_; }
   // Page i touched (resident or not); true if for the first time.
   bool touch(pgoff_t i) {
-    return touched_.assign(i, i + 1, find(i) ? kTouched | kTouchedResident : kTouched) == 0;
+    const uint8_t v = page_bits_.get(i);
+    const auto now =
+        static_cast<uint8_t>((v & kMarked) | kTouched | (find(i) ? kTouchedResident : 0));
+    if (now != v) page_bits_.set(i, now);
+    return !(v & kTouched);
   }
   // Whether a page of [first, last), all cached, was touched since it was.
   bool used(pgoff_t first, pgoff_t last) const;
@@ -309,26 +317,22 @@ class FolioRuns {
   void reset_touches();
   // Pages below `limit` of folios that are kPgRaUnused.
   uint64_t nr_ra_unused_pages(pgoff_t limit) const;
-  // The heads of the folios that carry PG_readahead, kept beside the runs:
-  // the marker of a window does not split the window's run.
-  bool marked(pgoff_t head) const { return markers_.contains(head); }
+  // The heads of the folios that carry PG_readahead: the marker of a
+  // window does not split the window's run.
+  bool marked(pgoff_t head) const { return (page_bits_.get(head) & kMarked) != 0; }
   void set_marked(pgoff_t head, bool on) {
-    if (on) {
-      markers_.insert(head);
-    } else {
-      markers_.erase(head);
-    }
+    const uint8_t v = page_bits_.get(head);
+    const auto now = static_cast<uint8_t>(on ? v | kMarked : v & ~kMarked);
+    if (now != v) page_bits_.set(head, now);
   }
   // The first marked head in [i, end), or end.
   pgoff_t next_marked(pgoff_t i, pgoff_t end) const {
-    auto it = markers_.lower_bound(i);
-    return it != markers_.end() && *it < end ? *it : end;
+    const uint64_t at = page_bits_.find_first(i, end, [](uint8_t v) { return (v & kMarked) != 0; });
+    return at == util::RunMap<uint8_t>::kEnd ? end : at;
   }
 
  private:
   bool mergeable(const FolioRun& a, const FolioRun& b) const;
-  // Drops the marks of [start, end).
-  void erase_marks(pgoff_t start, pgoff_t end);
 
   static bool shadows_continue(const ShadowRun& a, const ShadowRun& b) {
     return a.end() == b.start && a.order() == b.order() && a.ws() == b.ws() &&
@@ -361,13 +365,12 @@ class FolioRuns {
   FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
   util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>> shadows_;
-  // Clears kTouchedResident on [start, end), whose folios (the runs
-  // [from, to)) go; returns the pages below nr_pages_ of those that were
-  // kPgRaUnused.
-  uint64_t drop_resident_touches(pgoff_t start, pgoff_t end, RunIndex::iterator from,
-                                 RunIndex::iterator to);
-  util::RunMap<uint8_t> touched_;
-  util::BtreeSet<pgoff_t> markers_;
+  // Clears kTouchedResident and kMarked on [start, end), whose folios (the
+  // runs [from, to)) go; returns the pages below nr_pages_ of those that
+  // were kPgRaUnused.
+  uint64_t drop_page_bits(pgoff_t start, pgoff_t end, RunIndex::iterator from,
+                          RunIndex::iterator to);
+  util::RunMap<uint8_t> page_bits_;
 };
 
 }  // namespace faultline::mm

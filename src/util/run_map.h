@@ -166,6 +166,18 @@ class RunMap {
     return it == runs_.end() ? kEnd : it->start;
   }
 
+  // The first index of [first, last) whose value satisfies pred (called on
+  // non-zero values only), or kEnd. One search, then a step per run.
+  template <typename P>
+  uint64_t find_first(uint64_t first, uint64_t last, P&& pred) const {
+    auto it = runs_.upper_bound(first);
+    if (it != runs_.begin()) --it;
+    for (; it != runs_.end() && it->start < last; ++it) {
+      if (it->end() > first && pred(it->v())) return it->start > first ? it->start : first;
+    }
+    return kEnd;
+  }
+
   // Calls f(start, end, value) for each run meeting [first, last), clipped
   // to it, in index order. f may not change the map.
   template <typename F>
