@@ -44,7 +44,7 @@ FolioRun* FolioRuns::split(FolioRun* r, pgoff_t at) {
     r->set_mapped(mapped_first, mapped_last);
     right->set_mapped(mapped_first, mapped_last);
   }
-  runs_.emplace(at, right);
+  runs_.insert(RunRef{at, right});
   if (r->flags & kPgLru) RunList::link_after(r, right);
   return right;
 }
@@ -69,7 +69,7 @@ bool FolioRuns::mergeable(const FolioRun& a, const FolioRun& b) const {
 // Merges the run at b into a (a's end is b's start), dropping it; returns
 // the entry after b's.
 FolioRuns::RunIndex::iterator FolioRuns::absorb(FolioRun* a, RunIndex::iterator b) {
-  FolioRun* gone = b->second;
+  FolioRun* gone = b->run;
   const bool mapped = a->maybe_mapped() || gone->maybe_mapped();
   const pgoff_t first = a->maybe_mapped() ? a->mapped_first() : gone->mapped_first();
   const pgoff_t last = gone->maybe_mapped() ? gone->mapped_last() : a->mapped_last();
@@ -81,37 +81,37 @@ FolioRuns::RunIndex::iterator FolioRuns::absorb(FolioRun* a, RunIndex::iterator 
 }
 
 FolioRuns::RunIndex::iterator FolioRuns::merge_at(RunIndex::iterator it) {
-  FolioRun* r = it->second;
+  FolioRun* r = it->run;
   auto next = std::next(it);
   if (it != runs_.begin()) {
-    FolioRun* left = std::prev(it)->second;
+    FolioRun* left = std::prev(it)->run;
     if (mergeable(*left, *r)) {
       next = absorb(left, it);
       r = left;
     }
   }
-  if (next != runs_.end() && mergeable(*r, *next->second)) next = absorb(r, next);
+  if (next != runs_.end() && mergeable(*r, *next->run)) next = absorb(r, next);
   return next;
 }
 
 FolioRun* FolioRuns::merge(FolioRun* r) {
   auto it = runs_.find(r->start);
-  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
-  return std::prev(merge_at(it))->second;
+  FAULTLINE_DCHECK(it != runs_.end() && it->run == r);
+  return std::prev(merge_at(it))->run;
 }
 
 FolioRun* FolioRuns::merge_next(FolioRun* r) {
   auto it = runs_.find(r->start);
-  FAULTLINE_DCHECK(it != runs_.end() && it->second == r);
+  FAULTLINE_DCHECK(it != runs_.end() && it->run == r);
   auto next = merge_at(it);
-  return next == runs_.end() ? nullptr : next->second;
+  return next == runs_.end() ? nullptr : next->run;
 }
 
 FolioRun* FolioRuns::insert_newest(RunList& list, pgoff_t start, uint32_t nr, unsigned order,
                                    uint16_t flags) {
   auto it = emplace_run(start, nr, order, flags);
-  list.push_newest(it->second);
-  return std::prev(merge_at(it))->second;
+  list.push_newest(it->run);
+  return std::prev(merge_at(it))->run;
 }
 
 void FolioRuns::note_mapped(pgoff_t first, pgoff_t last) {
@@ -122,7 +122,7 @@ void FolioRuns::note_mapped(pgoff_t first, pgoff_t last) {
 }
 
 FolioRun* FolioRuns::insert(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags) {
-  return emplace_run(start, nr, order, flags)->second;
+  return emplace_run(start, nr, order, flags)->run;
 }
 
 FolioRuns::RunIndex::iterator FolioRuns::emplace_run(pgoff_t start, uint32_t nr, unsigned order,
@@ -136,7 +136,7 @@ FolioRuns::RunIndex::iterator FolioRuns::emplace_run(pgoff_t start, uint32_t nr,
   r->nr = nr;
   r->order = static_cast<uint8_t>(order);
   r->flags = flags;
-  auto [it, added] = runs_.emplace(start, r);
+  auto [it, added] = runs_.insert(RunRef{start, r});
   FAULTLINE_DCHECK(added);
   return it;
 }
@@ -145,15 +145,18 @@ namespace {
 
 // Counts the pages of kPgRaUnused folios in runs of the index, in order,
 // that no kTouchedResident stretch meets; the stretches come in order too.
+// After the runs of the index, the first tail_nr folios of `tail`, if given.
 template <typename It>
 class UnusedPages {
  public:
-  UnusedPages(It from, It to, pgoff_t limit) : it_(from), to_(to), limit_(limit) {}
+  UnusedPages(It from, It to, pgoff_t limit, const FolioRun* tail = nullptr, uint64_t tail_nr = 0)
+      : it_(from), to_(to), limit_(limit), tail_(tail), tail_nr_(tail_nr) {}
 
   void used(pgoff_t a, pgoff_t b) {
-    while (it_ != to_ && it_->second->end() <= a) next_run();
-    while (it_ != to_ && it_->second->start < b) {
-      const FolioRun& r = *it_->second;
+    while (more() && part().end() <= a) next_run();
+    while (more()) {
+      const Part r = part();
+      if (r.start >= b) break;
       const pgoff_t lo = std::max(a, r.start), hi = std::min(b, r.end());
       const uint64_t fa = std::max<uint64_t>((lo - r.start) >> r.order, next_);
       const uint64_t fb = ((hi - 1 - r.start) >> r.order) + 1;
@@ -164,13 +167,26 @@ class UnusedPages {
     }
   }
   uint64_t total() {
-    while (it_ != to_) next_run();
+    while (more()) next_run();
     return unused_;
   }
 
  private:
+  // The folios of a run that are counted.
+  struct Part {
+    pgoff_t start;
+    uint64_t nr;
+    unsigned order;
+    uint16_t flags;
+    pgoff_t end() const { return start + (nr << order); }
+  };
+  bool more() const { return it_ != to_ || tail_; }
+  Part part() const {
+    const FolioRun& r = it_ != to_ ? *it_->run : *tail_;
+    return {r.start, it_ != to_ ? r.nr : tail_nr_, r.order, r.flags};
+  }
   void next_run() {
-    const FolioRun& r = *it_->second;
+    const Part r = part();
     if ((r.flags & kPgRaUnused) && r.start < limit_) {
       uint64_t pages = (r.nr - nused_) << r.order;
       // Only a run's last folio may cross the limit (EOF): counted inside it.
@@ -178,23 +194,32 @@ class UnusedPages {
       unused_ += pages;
     }
     nused_ = next_ = 0;
-    ++it_;
+    if (it_ != to_) {
+      ++it_;
+    } else {
+      tail_ = nullptr;
+    }
   }
 
   It it_, to_;
   pgoff_t limit_;
+  const FolioRun* tail_;
+  uint64_t tail_nr_;
   uint64_t unused_ = 0;
-  uint64_t nused_ = 0, next_ = 0;  // the folios of *it_ met so far: nused_, all below next_
+  uint64_t nused_ = 0,
+           next_ = 0;  // the folios of the current run met so far: nused_, all below next_
 };
 
 template <typename It>
 UnusedPages(It, It, pgoff_t) -> UnusedPages<It>;
+template <typename It>
+UnusedPages(It, It, pgoff_t, const FolioRun*, uint64_t) -> UnusedPages<It>;
 
 }  // namespace
 
 uint64_t FolioRuns::drop_page_bits(pgoff_t start, pgoff_t end, RunIndex::iterator from,
-                                   RunIndex::iterator to) {
-  UnusedPages count(from, to, nr_pages_);
+                                   RunIndex::iterator to, const FolioRun* tail, uint64_t tail_nr) {
+  UnusedPages count(from, to, nr_pages_, tail, tail_nr);
   page_bits_.transform(
       start, end, [](uint8_t v) { return static_cast<uint8_t>(v & ~(kTouchedResident | kMarked)); },
       [&](uint64_t a, uint64_t b, uint8_t v) {
@@ -216,10 +241,34 @@ uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
   auto from = runs_.lower_bound(start), to = runs_.lower_bound(end);
   const uint64_t unused = drop_page_bits(start, end, from, to);
   for (auto it = from; it != to; ++it) {
-    FAULTLINE_DCHECK(!(it->second->flags & kPgLru) && !it->second->older);
-    release(it->second);
+    FAULTLINE_DCHECK(!(it->run->flags & kPgLru) && !it->run->older);
+    release(it->run);
   }
   runs_.erase(from, to);
+  return unused;
+}
+
+uint64_t FolioRuns::erase_front(pgoff_t start, FolioRun* x, pgoff_t cut) {
+  FAULTLINE_DCHECK(start <= x->start && cut > x->start && cut < x->end());
+  FAULTLINE_DCHECK(((cut - x->start) & (x->folio_pages() - 1)) == 0);
+  auto from = runs_.lower_bound(start), xit = runs_.find(x->start);
+  FAULTLINE_DCHECK(xit != runs_.end() && xit->run == x);
+  const uint64_t gone = (cut - x->start) >> x->order;
+  const uint64_t unused = drop_page_bits(start, cut, from, xit, x, gone);
+  for (auto it = from; it != xit; ++it) {
+    FAULTLINE_DCHECK(!(it->run->flags & kPgLru) && !it->run->older);
+    release(it->run);
+  }
+  // x keeps its folios from cut on, and its place on its list; its entry
+  // moves up to cut, past nothing (the entries before it go).
+  const bool mapped = x->maybe_mapped();
+  const pgoff_t mapped_first = x->mapped_first(), mapped_last = x->mapped_last();
+  x->start = cut;
+  x->nr = static_cast<uint32_t>(x->nr - gone);
+  x->map_lo = x->map_hi = 0;
+  if (mapped) x->set_mapped(mapped_first, mapped_last);
+  xit->start = cut;
+  runs_.erase(from, xit);
   return unused;
 }
 

@@ -155,8 +155,8 @@ class FolioRuns {
     auto it = runs_.upper_bound(i);
     if (it == runs_.begin()) return nullptr;
     --it;
-    if (i >= it->second->end()) return nullptr;
-    finger_ = it->second;
+    if (i >= it->run->end()) return nullptr;
+    finger_ = it->run;
     return finger_;
   }
   const FolioRun* find(pgoff_t i) const { return const_cast<FolioRuns*>(this)->find(i); }
@@ -166,17 +166,17 @@ class FolioRuns {
     auto it = runs_.upper_bound(i);
     if (it != runs_.begin()) {
       auto prev = std::prev(it);
-      if (i < prev->second->end()) return prev->second;
+      if (i < prev->run->end()) return prev->run;
     }
-    return it == runs_.end() ? nullptr : it->second;
+    return it == runs_.end() ? nullptr : it->run;
   }
   FolioRun* next_run_after(const FolioRun* r) {
     auto it = runs_.upper_bound(r->start);
-    return it == runs_.end() ? nullptr : it->second;
+    return it == runs_.end() ? nullptr : it->run;
   }
   FolioRun* prev_run_before(const FolioRun* r) {
     auto it = runs_.find(r->start);
-    return it == runs_.begin() ? nullptr : std::prev(it)->second;
+    return it == runs_.begin() ? nullptr : std::prev(it)->run;
   }
 
   // Splits r so that the folio boundary `at` (inside r) starts a run of its
@@ -206,6 +206,12 @@ class FolioRuns {
   // Removes every run of [start, end), all on no list, at once; returns the
   // pages of their folios that were kPgRaUnused.
   uint64_t erase_range(pgoff_t start, pgoff_t end);
+  // The same for [start, cut), where cut is a folio boundary inside run x
+  // (which starts at or after start): the runs before x go, and x keeps
+  // its folios from cut on, its place on its list and its entry. What
+  // erase_range(start, cut) does after split(x, cut), without making a run
+  // of the part that goes.
+  uint64_t erase_front(pgoff_t start, FolioRun* x, pgoff_t cut);
 
   // Calls f(run) for every run in index order; f may not add or remove runs.
   template <typename F>
@@ -347,9 +353,14 @@ class FolioRuns {
   FolioRun* alloc();
   void release(FolioRun* r);
 
-  // start -> run. The runs themselves live in chunks that never move, so
-  // the LRU lists can link them.
-  using RunIndex = util::BtreeMap<pgoff_t, FolioRun*>;
+  // The runs by start. The runs themselves live in chunks that never
+  // move, so the LRU lists can link them. An entry's start may change in
+  // place where the order of the entries stays.
+  struct RunRef {
+    mutable pgoff_t start;
+    FolioRun* run;
+  };
+  using RunIndex = util::BtreeSet<RunRef, util::ByStart<RunRef>>;
   RunIndex::iterator absorb(FolioRun* a, RunIndex::iterator b);
   // Merges the run at it with its neighbours (merge()); returns the entry
   // after the merged run.
@@ -368,8 +379,10 @@ class FolioRuns {
   // Clears kTouchedResident and kMarked on [start, end), whose folios (the
   // runs [from, to)) go; returns the pages below nr_pages_ of those that
   // were kPgRaUnused.
+  // After the runs [from, to), the first tail_nr folios of tail go too.
   uint64_t drop_page_bits(pgoff_t start, pgoff_t end, RunIndex::iterator from,
-                          RunIndex::iterator to);
+                          RunIndex::iterator to, const FolioRun* tail = nullptr,
+                          uint64_t tail_nr = 0);
   util::RunMap<uint8_t> page_bits_;
 };
 

@@ -368,11 +368,23 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     uint64_t n = 0;  // folios of the group
     // The group's mapped stretches, joined: no PTE maps a page outside.
     pgoff_t mapped_first = ~pgoff_t{0}, mapped_last = 0;
+    FolioRun* partial = nullptr;  // a run whose front ends the group: it stays
     FolioRun* x = r;
     while (x && folios) {
       const uint64_t take = std::min<uint64_t>(folios, x->nr);
       FolioRun* next = lv.inactive_runs.newer_than(x);
-      if (take < x->nr) as.runs()->split(x, x->start + take * e);
+      if (take < x->nr) {
+        // Its first `take` folios go; x keeps the rest, in its place.
+        partial = x;
+        end = x->start + take * e;
+        if (x->maybe_mapped() && x->mapped_first() < end) {
+          mapped_first = std::min(mapped_first, x->mapped_first());
+          mapped_last = std::max(mapped_last, std::min(x->mapped_last(), end));
+        }
+        n += take;
+        folios = 0;
+        break;
+      }
       if (x->maybe_mapped()) {
         mapped_first = std::min(mapped_first, x->mapped_first());
         mapped_last = std::max(mapped_last, x->mapped_last());
@@ -401,7 +413,8 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     const uint64_t written = (same & kPgDirty) ? pages : dirtied * e;
     if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
     lv.nr_inactive -= pages;
-    k.vmstat().inc(VmEvent::ra_wasted_evicted, as.runs()->erase_range(start, end));
+    k.vmstat().inc(VmEvent::ra_wasted_evicted, partial ? as.runs()->erase_front(start, partial, end)
+                                                       : as.runs()->erase_range(start, end));
     if (shadows) {
       as.runs()->add_shadows(start, end, order, lv.nonresident_age, static_cast<uint32_t>(e),
                              same & kPgWorkingset);
