@@ -359,15 +359,19 @@ class ShadowWriter {
 // runs (BulkReclaim) and inactive_is_low() stays false; when the next
 // one's reclaim is more than that, it makes that reclaim first. Returns how
 // many it added (0: the next one must go through filemap_add_folio); *stop
-// is kNoMem where that reclaim could not make room.
+// is kNoMem where that reclaim could not make room. `uncached`: the caller
+// knows that no page of the folios is cached.
 uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order, uint64_t count,
-                         uint16_t flags, pgoff_t marker, AddFolio* stop) {
+                         uint16_t flags, pgoff_t marker, AddFolio* stop, bool uncached) {
   FolioRuns& runs = *as.runs();
   const uint64_t nr = uint64_t{1} << order;
   count = std::min<uint64_t>(count, index < as.nr_pages() ? (as.nr_pages() - index) >> order : 0);
   if (count == 0 || as.shmem()) return 0;
-  const pgoff_t cached = as.next_present(index, index + count * nr - 1);
-  if (cached != kNoIndex) count = (cached - index) >> order;  // the folios before it
+  FAULTLINE_DCHECK(!uncached || as.next_present(index, index + count * nr - 1) == kNoIndex);
+  if (!uncached) {
+    const pgoff_t cached = as.next_present(index, index + count * nr - 1);
+    if (cached != kNoIndex) count = (cached - index) >> order;  // the folios before it
+  }
   if (count == 0) return 0;
   BulkReclaim plan;
   uint64_t m = plan_bulk_reclaim(k, nr, count, &plan);
@@ -478,13 +482,16 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
 }  // namespace
 
 uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop) {
+                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop,
+                              bool uncached) {
   uint64_t added = 0;
   while (added < count) {
     const pgoff_t at = index + (added << order);
     if (as.runs()) {
+      // What lies past `at` stays uncached: only these insertions add pages.
       AddFolio st = AddFolio::kAdded;
-      const uint64_t n = add_folios_bulk(k, as, at, order, count - added, flags, marker, &st);
+      const uint64_t n =
+          add_folios_bulk(k, as, at, order, count - added, flags, marker, &st, uncached);
       added += n;
       if (st != AddFolio::kAdded) {
         *stop = st;
@@ -552,8 +559,8 @@ void page_cache_ra_unbounded(Kernel& k, ReadaheadControl& rac, uint64_t nr_to_re
     if (cached != kNoIndex) n = cached - idx;
     const pgoff_t marker = mark >= i && mark < i + n ? index + mark : kNoIndex;
     AddFolio stop;
-    const uint64_t added =
-        add_readahead_folios(k, as, idx, 0, n, kPgLocked | ra_unused_flag(rac), marker, &stop);
+    const uint64_t added = add_readahead_folios(k, as, idx, 0, n, kPgLocked | ra_unused_flag(rac),
+                                                marker, &stop, /*uncached=*/true);
     if (added) batch.add(idx, added);
     i += added;
     if (stop == AddFolio::kNoMem) break;  // read what is allocated, stop there

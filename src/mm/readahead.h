@@ -61,9 +61,11 @@ AddFolio filemap_add_folio(Kernel& k, AddressSpace& as, pgoff_t index, unsigned 
 // adds it, the one at `marker` (if any) with PG_readahead too, stopping at
 // the first that is not added (*stop says why; kAdded when all were).
 // Returns how many were added. The runs engine adds as many at once as it
-// can tell apart from one at a time.
+// can tell apart from one at a time; `uncached` says the caller knows none
+// of the folios' pages is cached, which spares it a search.
 uint64_t add_readahead_folios(Kernel& k, AddressSpace& as, pgoff_t index, unsigned order,
-                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop);
+                              uint64_t count, uint16_t flags, pgoff_t marker, AddFolio* stop,
+                              bool uncached = false);
 void page_cache_sync_ra(Kernel& k, ReadaheadControl& rac, uint64_t req_count);
 void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, uint64_t req_count);
 void page_cache_ra_order(Kernel& k, ReadaheadControl& rac, FileRaState& ra);
