@@ -312,20 +312,24 @@ void FolioRuns::add_shadows(pgoff_t start, pgoff_t end, unsigned order, uint32_t
                             uint32_t stride, bool ws) {
   if (start >= end) return;
   ShadowRun n = ShadowRun::make(start, end, base, stride, 0, order, ws);
-  // Joined to the run before it and the run after it where the ages go on.
+  // Joined to the run before it and the run after it where the ages go on,
+  // in place: the entries keep their order.
   auto next = shadows_.lower_bound(start);
   FAULTLINE_DCHECK(next == shadows_.end() || next->start >= end);
-  if (next != shadows_.end() && shadows_continue(n, *next)) {
-    n.set_end(next->end());
-    next = shadows_.erase(next);
-  }
+  const bool join_next = next != shadows_.end() && shadows_continue(n, *next);
+  if (join_next) n.set_end(next->end());
   if (next != shadows_.begin()) {
     const ShadowRun& prev = *std::prev(next);
     FAULTLINE_DCHECK(prev.end() <= start);
     if (shadows_continue(prev, n)) {
       prev.set_end(n.end());
+      if (join_next) shadows_.erase(next);
       return;
     }
+  }
+  if (join_next) {
+    next->assign(n);  // it now starts at start, still after prev
+    return;
   }
   shadows_.insert(next, n);
 }
@@ -339,24 +343,25 @@ bool FolioRuns::take_shadows(pgoff_t first, pgoff_t last, uint32_t* age, bool* w
   if (it == shadows_.end() || it->start >= last) return false;
   *age = it->age(std::max(it->start, first));
   *ws = it->ws();
-  // The runs that meet the range go; their parts before and after it stay.
-  ShadowRun before{}, after{};
-  bool has_before = false, has_after = false;
-  while (it != shadows_.end() && it->start < last) {
+  // The runs that meet the range go; their parts before and after it stay,
+  // cut in place (the entries keep their order).
+  if (it->start < first) {
     const ShadowRun s = *it;
-    if (s.start < first) {
-      before = s;
-      before.set_end(first);
-      has_before = true;
+    it->set_end(first);
+    if (s.end() > last) {  // it held the whole range: its part after it is a run of its own
+      shadows_.insert(std::next(it), s.from(last));
+      return true;
     }
-    if (s.end() > last) {
-      after = s.from(last);
-      has_after = true;
-    }
-    it = shadows_.erase(it);
+    ++it;
   }
-  if (has_after) it = shadows_.insert(it, after);
-  if (has_before) shadows_.insert(it, before);
+  auto to = it;
+  for (; to != shadows_.end() && to->start < last; ++to) {
+    if (to->end() > last) {
+      to->assign(to->from(last));
+      break;
+    }
+  }
+  shadows_.erase(it, to);
   return true;
 }
 

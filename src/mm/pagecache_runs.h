@@ -231,15 +231,23 @@ class FolioRuns {
   // evicted one after another from a run leave one shadow run whose ages
   // step by the folio size, or by more when each eviction waited for an
   // insertion that moved the workingset clock too. 24 bytes: the length,
-  // phase, order and workingset bit share a word; the end and the ages may
-  // change in place (they are not the set's key).
+  // phase, order and workingset bit share a word. An entry may change in
+  // place, its start too, as long as the entries keep their order.
   struct ShadowRun {
     static constexpr unsigned kLengthBits = 40, kPhaseBits = 18;
     static constexpr uint64_t kLengthMask = (uint64_t{1} << kLengthBits) - 1;
-    pgoff_t start;
+    mutable pgoff_t start;
     mutable uint64_t bits;  // length | phase << 40 | order << 58 | ws << 63
     mutable uint32_t base;
-    uint32_t stride;
+    mutable uint32_t stride;
+
+    // Becomes o, in place.
+    void assign(const ShadowRun& o) const {
+      start = o.start;
+      bits = o.bits;
+      base = o.base;
+      stride = o.stride;
+    }
 
     static ShadowRun make(pgoff_t start, pgoff_t end, uint32_t base, uint32_t stride,
                           uint32_t phase, unsigned order, bool ws) {
