@@ -238,7 +238,9 @@ uint64_t FolioRuns::erase(FolioRun* r) {
 }
 
 uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
-  auto from = runs_.lower_bound(start), to = runs_.lower_bound(end);
+  // One search; the runs that go are stepped over (they are visited below).
+  auto from = runs_.lower_bound(start), to = from;
+  while (to != runs_.end() && to->start < end) ++to;
   const uint64_t unused = drop_page_bits(start, end, from, to);
   for (auto it = from; it != to; ++it) {
     FAULTLINE_DCHECK(!(it->run->flags & kPgLru) && !it->run->older);
@@ -251,8 +253,10 @@ uint64_t FolioRuns::erase_range(pgoff_t start, pgoff_t end) {
 uint64_t FolioRuns::erase_front(pgoff_t start, FolioRun* x, pgoff_t cut) {
   FAULTLINE_DCHECK(start <= x->start && cut > x->start && cut < x->end());
   FAULTLINE_DCHECK(((cut - x->start) & (x->folio_pages() - 1)) == 0);
-  auto from = runs_.lower_bound(start), xit = runs_.find(x->start);
-  FAULTLINE_DCHECK(xit != runs_.end() && xit->run == x);
+  // The runs before x are the few of one eviction: x's entry is a step or
+  // two past the first.
+  auto from = runs_.lower_bound(start), xit = from;
+  while (xit->run != x) ++xit;
   const uint64_t gone = (cut - x->start) >> x->order;
   const uint64_t unused = drop_page_bits(start, cut, from, xit, x, gone);
   for (auto it = from; it != xit; ++it) {
