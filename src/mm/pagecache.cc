@@ -48,12 +48,15 @@ uint32_t AddressSpace::shadow_age(pgoff_t i) const {
 
 const FolioRun* AddressSpace::find_run(pgoff_t i) const { return runs_->find(i); }
 
-uint16_t AddressSpace::folio_flags_runs(pgoff_t head) const {
+uint16_t AddressSpace::folio_flags_runs(pgoff_t head, uint16_t want) const {
   const FolioRun* r = runs_->find(head);
   if (!r) return 0;
   uint16_t flags = r->flags;
-  if ((flags & kPgRaUnused) && runs_->used(head, head + r->folio_pages())) flags &= ~kPgRaUnused;
-  return static_cast<uint16_t>(flags | (runs_->marked(head) ? kPgReadahead : 0));
+  if ((want & kPgRaUnused) && (flags & kPgRaUnused) && runs_->used(head, head + r->folio_pages())) {
+    flags &= ~kPgRaUnused;
+  }
+  if ((want & kPgReadahead) && runs_->marked(head)) flags |= kPgReadahead;
+  return flags;
 }
 
 void AddressSpace::mark_mapped(pgoff_t first, pgoff_t last) {

@@ -81,7 +81,9 @@ class AddressSpace {
   }
   [[gnu::always_inline]] bool test(pgoff_t head, uint16_t bit) const {
     FAULTLINE_DCHECK(!runs_ || !(bit & kPgMapped));
-    return folio_flags(head) & bit;
+    if (runs_) [[unlikely]]
+      return folio_flags_runs(head, bit) & bit;
+    return slots_.in_written(head).flags & bit;
   }
   // folio_mapped(): some PTE maps a page of the folio. The pages engine
   // keeps it as kPgMapped, set with a PTE and cleared by unmap_folio (a
@@ -180,7 +182,9 @@ class AddressSpace {
   // The runs engine's side of the calls above, out of line so that the
   // per-page side stays small enough to inline.
   const FolioRun* find_run(pgoff_t i) const;
-  uint16_t folio_flags_runs(pgoff_t head) const;
+  // The folio's flags; those of `want` that live beside the runs
+  // (kPgRaUnused, kPgReadahead) are read only when asked for.
+  uint16_t folio_flags_runs(pgoff_t head, uint16_t want = UINT16_MAX) const;
   bool mapped_runs(pgoff_t first, pgoff_t last) const;
   void set_runs(pgoff_t head, uint16_t bit, bool on);
   bool touch_runs(pgoff_t i);
