@@ -169,11 +169,6 @@ pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) 
   return kNoIndex;
 }
 
-bool pmd_none(const Vma& vma, uint64_t vpage) {
-  const uint64_t slot = vma.pmd_slot(vpage);
-  return !vma.pte_table[slot] && !vma.pmd_mapped[slot];
-}
-
 }  // namespace
 
 vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff_t end_pgoff) {
@@ -204,11 +199,11 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
     const bool before_eof = file_end >= first_head + as.folio_nr_pages(first_head);
     if (before_eof || as.shmem()) {
       // filemap_map_pmd()
-      if (pmd_none(vma, vmf.vpage) && do_set_pmd(k, vmf, first_head)) {
+      if (vma.pmd_none(vmf.vpage) && do_set_pmd(k, vmf, first_head)) {
         ret = VM_FAULT_NOPAGE;
         idx = kNoIndex;
       }
-    } else if (pmd_none(vma, vmf.vpage)) {
+    } else if (vma.pmd_none(vmf.vpage)) {
       // filemap_map_pmd() was skipped, so no PTE table was installed:
       // pte_offset_map_lock() finds none; nothing is mapped or credited.
       idx = kNoIndex;

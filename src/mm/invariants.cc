@@ -69,19 +69,18 @@ void check_runs(const AddressSpace& as, Report& r) {
       r.add(at(as, f.start) + ": a run whose list neighbours do not link back to it");
     }
   });
-  // PG_readahead lies on the head of a cached folio.
   runs->page_bits().for_each([&](uint64_t first, uint64_t last, uint8_t v) {
-    if (!(v & FolioRuns::kMarked)) return;
-    for (pgoff_t p = first; p < last; ++p) {
-      const FolioRun* f = runs->find(p);
-      if (!f || f->head_of(p) != p) {
-        r.add(at(as, p) + ": PG_readahead on a page that is no cached folio's head");
-        break;
+    // PG_readahead lies on the head of a cached folio.
+    if (v & FolioRuns::kMarked) {
+      for (pgoff_t p = first; p < last; ++p) {
+        const FolioRun* f = runs->find(p);
+        if (!f || f->head_of(p) != p) {
+          r.add(at(as, p) + ": PG_readahead on a page that is no cached folio's head");
+          break;
+        }
       }
     }
-  });
-  // A touch stays marked resident only while its page is cached.
-  runs->page_bits().for_each([&](uint64_t first, uint64_t last, uint8_t v) {
+    // A touch stays marked resident only while its page is cached.
     if (!(v & FolioRuns::kTouchedResident)) return;
     for (pgoff_t p = first; p < last;) {
       const FolioRun* f = runs->find(p);
@@ -187,8 +186,7 @@ std::vector<std::string> check_invariants(const Kernel& k, const std::vector<con
       const AddressSpace* as = vma->vm_file ? vma->vm_file->mapping : nullptr;
       vma->ptes.for_each_set(0, vma->ptes.size(), [&](uint64_t first, uint64_t last, uint8_t pte) {
         for (uint64_t v = first; v < last; ++v) {
-          const uint64_t slot = vma->pmd_slot(v);
-          if (!vma->pte_table[slot] && !vma->pmd_mapped[slot]) {
+          if (vma->pmd_none(v)) {
             r.add("a PTE at page " + std::to_string(v) +
                   " of a VMA whose 2 MiB span has neither a page table nor a PMD mapping");
           }

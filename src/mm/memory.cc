@@ -107,8 +107,7 @@ vm_fault_t finish_fault(Kernel& k, VmFault& vmf) {
   const bool write = vmf.flags & FAULT_FLAG_WRITE;
   const bool writable = write && (vma.vm_flags & VM_SHARED);
   const MmCounter counter = mm_counter_file(as);
-  if (nr == kHpagePmdNr && !vma.pte_table[vma.pmd_slot(vmf.vpage)] &&
-      !vma.pmd_mapped[vma.pmd_slot(vmf.vpage)] && do_set_pmd(k, vmf, head)) {
+  if (nr == kHpagePmdNr && vma.pmd_none(vmf.vpage) && do_set_pmd(k, vmf, head)) {
     if (writable) as.set(head, kPgDirty);
     return 0;
   }
@@ -449,10 +448,9 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
 
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
-  const uint64_t slot = vma.pmd_slot(vpage);
   for (int round = 0;; ++round) {
     // The page walk stops at an empty PMD: no page table, no PTE.
-    const uint8_t pte = vma.pte_table[slot] || vma.pmd_mapped[slot] ? vma.ptes[vpage] : uint8_t{0};
+    const uint8_t pte = vma.pmd_none(vpage) ? uint8_t{0} : vma.ptes[vpage];
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
       const auto now = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));

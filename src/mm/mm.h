@@ -75,6 +75,12 @@ struct Vma {
   uint64_t pmd_slot(uint64_t vpage) const {
     return (vpn(vpage) >> (kPmdShift - kPageShift)) - (vm_start >> kPmdShift);
   }
+  // pmd_none(): the PMD over page vpage holds neither a PTE table nor a
+  // mapping of its own, so no PTE maps a page of its 2 MiB span.
+  bool pmd_none(uint64_t vpage) const {
+    const uint64_t slot = pmd_slot(vpage);
+    return !pte_table[slot] && !pmd_mapped[slot];
+  }
 };
 
 // RSS counter index (enum mm counters, include/linux/mm_types_task.h).

@@ -107,12 +107,6 @@ void AddressSpace::set_runs(pgoff_t head, uint16_t bit, bool on) {
   const uint16_t flags =
       on ? static_cast<uint16_t>(r->flags | bit) : static_cast<uint16_t>(r->flags & ~bit);
   if (flags == r->flags) return;
-  if (r->nr == 1 && !(r->flags & kPgLru) && !shmem()) {
-    // A folio alone in its run, off the lists, of a regular file: no run
-    // merges with it (FolioRuns::mergeable), so it changes where it is.
-    r->flags = flags;
-    return;
-  }
   r = runs_->isolate(head);
   r->flags = flags;
   runs_->merge(r);

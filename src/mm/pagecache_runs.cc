@@ -95,6 +95,9 @@ FolioRuns::RunIndex::iterator FolioRuns::merge_at(RunIndex::iterator it) {
 }
 
 FolioRun* FolioRuns::merge(FolioRun* r) {
+  // Off the lists only tmpfs runs merge (mergeable()): a regular file's
+  // run there stays as it is, with no search for its neighbours.
+  if (!(r->flags & kPgLru) && !shmem_) return r;
   auto it = runs_.find(r->start);
   FAULTLINE_DCHECK(it != runs_.end() && it->run == r);
   return std::prev(merge_at(it))->run;
@@ -206,8 +209,8 @@ class UnusedPages {
   const FolioRun* tail_;
   uint64_t tail_nr_;
   uint64_t unused_ = 0;
-  uint64_t nused_ = 0,
-           next_ = 0;  // the folios of the current run met so far: nused_, all below next_
+  // The folios of the current run met so far: nused_, all below next_.
+  uint64_t nused_ = 0, next_ = 0;
 };
 
 template <typename It>
@@ -256,7 +259,10 @@ uint64_t FolioRuns::erase_front(pgoff_t start, FolioRun* x, pgoff_t cut) {
   // The runs before x are the few of one eviction: x's entry is a step or
   // two past the first.
   auto from = runs_.lower_bound(start), xit = from;
-  while (xit->run != x) ++xit;
+  while (xit->run != x) {
+    FAULTLINE_DCHECK(xit != runs_.end() && xit->start < x->start);
+    ++xit;
+  }
   const uint64_t gone = (cut - x->start) >> x->order;
   const uint64_t unused = drop_page_bits(start, cut, from, xit, x, gone);
   for (auto it = from; it != xit; ++it) {
@@ -269,7 +275,6 @@ uint64_t FolioRuns::erase_front(pgoff_t start, FolioRun* x, pgoff_t cut) {
   const pgoff_t mapped_first = x->mapped_first(), mapped_last = x->mapped_last();
   x->start = cut;
   x->nr = static_cast<uint32_t>(x->nr - gone);
-  x->map_lo = x->map_hi = 0;
   if (mapped) x->set_mapped(mapped_first, mapped_last);
   xit->start = cut;
   runs_.erase(from, xit);

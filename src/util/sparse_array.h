@@ -4,12 +4,12 @@
 // The values sit in one anonymous mapping reserved at the array's full
 // length (MAP_NORESERVE): the kernel gives a page of it memory on its first
 // write, so indexing costs a dense array's and a bit test while the
-// resident memory follows the pages written. T must be trivially copyable with T{}
-// all zero bytes. Beside the values, one bit per leaf of 2^kLeafShift
-// values records which leaves were written, so walks over the whole array
-// (for_each_leaf, next_written) skip the rest without touching it. A 1 TiB
-// file's page cache thus costs nothing before its first page is read,
-// instead of 12 bytes per page.
+// resident memory follows the pages written. T must be trivially copyable
+// with T{} all zero bytes. Beside the values, one bit per leaf of
+// 2^kLeafShift values records which leaves were written, so walks over the
+// whole array (for_each_leaf, next_written) skip the rest without touching
+// it. A 1 TiB file's page cache thus costs nothing before its first page is
+// read, instead of 12 bytes per page.
 //
 // A read of a leaf never written does not touch the mapping, and a leaf's
 // first write writes the whole leaf: were a read to map the kernel's zero
