@@ -113,6 +113,7 @@ struct AccessConfig {
   workload::TaskSharing tasks = workload::TaskSharing::kThreads;
   uint64_t region = 64ULL << 20;  // bytes faulted per pass, split between the tasks
   uint64_t passes = 4;            // fault the region, MADV_DONTNEED it; repeat
+  bool zap = true;                // false: one pass, the pages left mapped (pft's timed phase)
   Interleave interleave = Interleave::kTimed;
   Placement placement = Placement::kPacked;
   bool coherence = true;          // count cache-line transfers

@@ -344,6 +344,9 @@ const std::vector<KeyDef>& key_table() {
                   "bytes faulted per pass, split between the tasks"),
         key<Int<uint64_t>>("access.passes", FAULTLINE_FIELD(access.passes),
                            "passes: fault the slice, then MADV_DONTNEED it"),
+        key<Bool>("access.zap", FAULTLINE_FIELD(access.zap),
+                  "end each pass with MADV_DONTNEED of the slice (false: one pass that leaves "
+                  "the pages mapped, the part of a run that pft times)"),
         key<Int<uint32_t>>("machine.cpus_per_domain", FAULTLINE_FIELD(machine.cpus_per_domain),
                            "CPUs behind one last-level cache (an AMD CCD), numbered domain after "
                            "domain; a cache line crossing domains costs smp.line_far_ns (0: one "
@@ -666,6 +669,7 @@ Status validate(const Config& c) {
   if (!(c.smp.name >= 0)) return err("smp." #name ": must not be negative");
   FAULTLINE_SMP_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
+  if (c.smp.line_read_hold > 1) return err("smp.line_read_hold: a fraction, at most 1");
   if (c.mapping.offset % 4096) return err("mapping.offset: must be a multiple of 4096");
   if (c.mapping.offset >= c.file.size) return err("mapping.offset: beyond the end of the file");
   if (c.mapping.length % 4096) return err("mapping.length: must be a multiple of 4096");
@@ -730,6 +734,11 @@ Status validate(const Config& c) {
     }
     if (c.access.region > (uint64_t{1} << 36)) return err("access.region: at most 64 GiB");
     if (c.access.passes == 0) return err("access.passes: must be greater than zero");
+    if (!c.access.zap && c.access.passes != 1) {
+      return err(
+          "access.passes: more than one pass needs access.zap=true (without the zap a "
+          "second pass finds every page mapped)");
+    }
     if (c.access.placement == Placement::kSpread &&
         (c.machine.cpus_per_domain == 0 || c.machine.cpus == 0)) {
       return err("access.placement: spread needs machine.cpus and machine.cpus_per_domain");

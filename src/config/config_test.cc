@@ -98,6 +98,23 @@ TEST(Limits, FileSizeAndMappingLength) {
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
 }
 
+TEST(Limits, ConcurrentWorkloadKeys) {
+  Config c;
+  ASSERT_TRUE(set_key(c, "access.workload", "pft").ok());
+  ASSERT_TRUE(set_key(c, "access.zap", "false").ok());
+  EXPECT_NE(validate(c).message().find("access.passes: more than one pass needs access.zap"),
+            std::string::npos)
+      << validate(c).message();
+  ASSERT_TRUE(set_key(c, "access.passes", "1").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  ASSERT_TRUE(set_key(c, "smp.line_read_hold", "1.5").ok());
+  EXPECT_NE(validate(c).message().find("smp.line_read_hold: a fraction, at most 1"),
+            std::string::npos)
+      << validate(c).message();
+  ASSERT_TRUE(set_key(c, "smp.line_read_hold", "0").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+}
+
 TEST(KernelSwitches, BadValuesNameTheKey) {
   Config c;
   Status st = set_key(c, "kernel.mmap_miss_p1", "maybe");

@@ -290,6 +290,7 @@ Result<std::vector<ProbedRun>> run_probe(const Scenario& sc,
       req.tasks = p.cfg.access.tasks;
       req.region_bytes = p.cfg.access.region;
       req.passes = static_cast<int>(p.cfg.access.passes);
+      req.zap = p.cfg.access.zap;
       req.repetitions = reps;
       if (opts.progress) opts.progress("probe " + sc.name + " " + p.case_name + "/" + p.variant);
       ProbedRun pr{p, name, {}, {}};

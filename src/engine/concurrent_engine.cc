@@ -57,6 +57,7 @@ smp::WorldSpec make_spec(const Config& cfg) {
   }
   s.slice_pages = slice;
   s.passes = cfg.access.passes;
+  s.zap = cfg.access.zap;
   s.write = cfg.access.op == workload::AccessOp::kWrite;
   s.track_lines = cfg.access.coherence;
   s.real_work = cfg.access.interleave == Interleave::kReal;

@@ -28,7 +28,8 @@
 // With timing on (the deterministic interleavings), a line also has a time
 // until which it is busy moving to its last requester: the next transfer of
 // the same line starts after it (requests to one line are served one at a
-// time), so lines that bounce between many CPUs queue.
+// time), so lines that bounce between many CPUs queue. A read miss keeps the
+// line busy for only part of its transfer (CpuCtx::read_hold).
 //
 // Simplified: no capacity or conflict misses, no prefetch, no false sharing
 // beyond what the modelled layout puts on one line; up to 64 CPUs.
@@ -115,6 +116,9 @@ struct CpuCtx {
   // What a transfer costs (ns), within the CPU's domain and across.
   double near_ns = 0;
   double far_ns = 0;
+  // The part of a read miss's cost during which the line serves no other
+  // request (smp.line_read_hold); a write holds it for the whole cost.
+  double read_hold = 1;
   // Timing of transfers against each other (CoherenceTracker::occupy):
   // off in the interleavings without a common clock.
   bool timed = false;
@@ -149,7 +153,7 @@ struct CpuCtx {
       return;
     }
     const double asked = now_ns + step_transfer_ns;
-    const double start = coh->occupy(line, asked, cost);
+    const double start = coh->occupy(line, asked, write ? cost : cost * read_hold);
     step_transfer_ns += start - asked + cost;
   }
   void read(LineId line) { touch(line, false); }

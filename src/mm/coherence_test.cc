@@ -98,5 +98,34 @@ TEST(Coherence, CpuCtxTalliesTheStep) {
   EXPECT_EQ(coh.total().accesses, 3u);
 }
 
+// A read miss pays the whole transfer but keeps the line from the next
+// request for read_hold of it; a write keeps it for the whole transfer.
+TEST(Coherence, AReadMissHoldsTheLineForPartOfItsTransfer) {
+  for (const double hold : {1.0, 0.25}) {
+    SCOPED_TRACE(hold);
+    CoherenceTracker coh(3);
+    const LineId l = coh.add_line("x");
+    CpuCtx c[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      c[i].cpu = i;
+      c[i].coh = &coh;
+      c[i].near_ns = c[i].far_ns = 100;
+      c[i].read_hold = hold;
+      c[i].timed = true;
+    }
+    c[0].begin_step(0);
+    c[0].write(l);  // the line starts clean: a hit, no transfer
+    c[1].begin_step(0);
+    c[1].read(l);  // a miss: 100 ns for the reader
+    EXPECT_EQ(c[1].step_transfer_ns, 100);
+    c[2].begin_step(0);
+    c[2].write(l);  // waits for the part of the read that holds the line
+    EXPECT_EQ(c[2].step_transfer_ns, 100 * hold + 100);
+    c[0].begin_step(0);
+    c[0].write(l);  // waits for the whole of the write before it
+    EXPECT_EQ(c[0].step_transfer_ns, 100 * hold + 200);
+  }
+}
+
 }  // namespace
 }  // namespace faultline::mm

@@ -10,7 +10,13 @@
 // other copies sit in) a cache of the CPU's own domain (machine.cpus_per_
 // domain: the CPUs behind one last-level cache, a CCD), line_far_ns when it
 // has to cross to another domain; while one transfer of a line is under
-// way, the next waits for it.
+// way, the next waits for it. A read miss holds the line for line_read_hold
+// of its cost (a fraction, not nanoseconds): in a directory protocol the
+// home forwards the request to the owner, which keeps its copy and sends
+// the data straight to the reader, so the home can take the next request
+// before the data arrives; an ownership transfer (a write, an upgrade)
+// keeps the home busy until the new owner has the line. 1, the default, is
+// the simpler rule: every transfer holds the line for its whole cost.
 #pragma once
 
 namespace faultline::mm::smp {
@@ -34,7 +40,10 @@ namespace faultline::mm::smp {
   X(ipi_send_ns, 1000, "flush_tlb_multi: waiting for the other CPUs' acknowledgements")           \
   X(ipi_recv_ns, 500, "a TLB-flush IPI on the interrupted CPU")                                   \
   X(line_near_ns, 100, "a cache line from a cache of the same domain, or invalidated only there") \
-  X(line_far_ns, 100, "a cache line from another domain's cache, or invalidated there")
+  X(line_far_ns, 100, "a cache line from another domain's cache, or invalidated there")           \
+  X(line_read_hold, 1,                                                                            \
+    "the part of a read miss's transfer during which the line serves no other request (a "        \
+    "fraction, 0 to 1; writes hold it for the whole transfer)")
 
 struct SmpCosts {
 #define FAULTLINE_X(name, ns, doc) double name = ns;

@@ -93,6 +93,7 @@ World::World(const WorldSpec& spec)
     task->cpu.coh = coh_.get();
     task->cpu.near_ns = spec.costs.line_near_ns;
     task->cpu.far_ns = spec.costs.line_far_ns;
+    task->cpu.read_hold = spec.costs.line_read_hold;
     task->mm = mms_[processes ? t : 0].get();
     task->pt = pts_[processes ? t : 0].get();
     task->slice_first = kRegionBaseVpn + (one_vma ? t * spec.slice_pages : t * stride);
@@ -140,7 +141,13 @@ bool World::begin_next_op(Task& t) {
     t.step = SmpStep::kFaultLock;
     return true;
   }
-  // MADV_DONTNEED of the whole slice, then the next pass.
+  // MADV_DONTNEED of the whole slice, then the next pass; without the zap
+  // the slice stays mapped and the task is done (one pass).
+  if (!spec_.zap) {
+    t.pass = spec_.passes;
+    t.step = SmpStep::kDone;
+    return false;
+  }
   t.zap_next = t.slice_first;
   t.zap_end = t.slice_first + t.slice_pages;
   t.next_page = 0;

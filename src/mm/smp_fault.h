@@ -53,6 +53,7 @@ struct WorldSpec {
   std::vector<uint32_t> domains;
   uint64_t slice_pages = 512;  // pages each task faults per pass
   uint64_t passes = 1;
+  bool zap = true;    // MADV_DONTNEED after each pass; false: one pass, then done
   bool write = true;  // pft: write faults (new pages); false: zero-page reads
   KernelProfile prof;
   SmpCosts costs;

@@ -39,8 +39,8 @@ struct Shared {
 };
 
 // Touches every page of the slice (a store, or a load for lat_pagefault),
-// then zaps the slice, `passes` times.
-int touch_and_zap(char* slice, size_t bytes, int passes, bool read) {
+// then zaps the slice (unless !zap), `passes` times.
+int touch_and_zap(char* slice, size_t bytes, int passes, bool read, bool zap = true) {
   volatile char sink = 0;
   for (int p = 0; p < passes; ++p) {
     for (size_t off = 0; off < bytes; off += kPage) {
@@ -50,19 +50,21 @@ int touch_and_zap(char* slice, size_t bytes, int passes, bool read) {
         slice[off] = 1;
       }
     }
-    if (::madvise(slice, bytes, MADV_DONTNEED) != 0) return errno;
+    if (zap && ::madvise(slice, bytes, MADV_DONTNEED) != 0) return errno;
   }
   return 0;
 }
 
-// One task: a warm pass (page tables, anon_vma), the barrier, the counted passes.
-void task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int who, bool read) {
+// One task: a warm pass (page tables, anon_vma), the barrier, the counted
+// passes (zapped or not: the warm pass always is).
+void task(Shared* sh, unsigned i, char* slice, size_t bytes, int passes, int who, bool read,
+          bool zap) {
   sh->error[i] = touch_and_zap(slice, bytes, 1, read);
   pthread_barrier_wait(&sh->start);
   rusage r0{}, r1{};
   ::getrusage(who, &r0);
   sh->begin[i] = now_s();
-  if (sh->error[i] == 0) sh->error[i] = touch_and_zap(slice, bytes, passes, read);
+  if (sh->error[i] == 0) sh->error[i] = touch_and_zap(slice, bytes, passes, read, zap);
   sh->end[i] = now_s();
   ::getrusage(who, &r1);
   sh->minflt[i] = static_cast<uint64_t>(r1.ru_minflt - r0.ru_minflt);
@@ -112,7 +114,7 @@ Status one_run(const PftRequest& req, int fd, Counters* c) {
       if (pid == 0) {
         char* mine = map_region(slice, fd, i * slice);
         if (!mine) _exit(1);
-        task(sh, i, mine, slice, req.passes, RUSAGE_SELF, read);
+        task(sh, i, mine, slice, req.passes, RUSAGE_SELF, read, req.zap);
         _exit(0);
       }
       if (pid < 0) {
@@ -140,7 +142,7 @@ Status one_run(const PftRequest& req, int fd, Counters* c) {
       std::vector<std::thread> ts;
       for (unsigned i = 0; i < n; ++i) {
         char* s = each ? own[i] : region + i * slice;
-        ts.emplace_back([=] { task(sh, i, s, slice, req.passes, RUSAGE_THREAD, read); });
+        ts.emplace_back([=] { task(sh, i, s, slice, req.passes, RUSAGE_THREAD, read, req.zap); });
       }
       for (auto& t : ts) t.join();
     }
@@ -179,6 +181,9 @@ Status check(const PftRequest& req) {
   }
   if (req.region_bytes / req.threads < kPage) {
     return Status::InvalidArgument("access.region: less than a page per task");
+  }
+  if (!req.zap && req.passes != 1) {
+    return Status::InvalidArgument("access.passes: more than one pass needs access.zap=true");
   }
   return Status::Ok();
 }

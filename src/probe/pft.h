@@ -15,6 +15,7 @@ struct PftRequest {
   workload::TaskSharing tasks = workload::TaskSharing::kThreads;
   uint64_t region_bytes = 64ULL << 20;  // per pass, split evenly between the tasks
   int passes = 4;                       // counted passes (one warm pass before them is not)
+  bool zap = true;                      // MADV_DONTNEED after each counted pass
   int repetitions = 3;
 };
 
