@@ -42,24 +42,19 @@ FIT_ROW = ("random", "baseline")
 MACHINE = ["machine.cpus=2"]
 
 
-def run(binary, sets, only=None):
+def counters(binary, sets, only=None):
+    """(case, variant) -> the run's counters."""
     cmd = [binary, "run", SCENARIO, "-q", "--format", "json"]
     if only:
         cmd += ["--only", only]
     for s in sets:
         cmd += ["--set", s]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return {(r["case"], r["variant"]): r["counters"]["elapsed_s"] for r in json.loads(out)["runs"]}
+    return {(r["case"], r["variant"]): r["counters"] for r in json.loads(out)["runs"]}
 
 
-def table(binary, sets):
-    """(case, variant) -> (pgpgin GiB, elapsed s) for the whole scenario."""
-    cmd = [binary, "run", SCENARIO, "-q", "--format", "json"]
-    for s_ in sets:
-        cmd += ["--set", s_]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return {(r["case"], r["variant"]): (r["counters"]["pgpgin"] / 2**20, r["counters"]["elapsed_s"])
-            for r in json.loads(out)["runs"]}
+def run(binary, sets, only=None):
+    return {k: c["elapsed_s"] for k, c in counters(binary, sets, only).items()}
 
 
 def main():
@@ -94,12 +89,13 @@ def main():
         tag = "  (fitted)" if key == FIT_ROW else ""
         print(f"{key[0] + '/' + key[1]:24} {pub:12.3f} {d:13.3f} {100 * (d - pub) / pub:+7.1f}% "
               f"{m:10.3f} {100 * (m - pub) / pub:+7.1f}%{tag}")
-    small = table(args.faultline, MACHINE + [f"device.bandwidth={bw:.0f}", "file.size=4GiB"])
+    small = counters(args.faultline, MACHINE + [f"device.bandwidth={bw:.0f}", "file.size=4GiB"])
     print("\nThe same profile on a 4 GiB file (fits in the 8 GiB guest), pgpgin GiB / elapsed s:")
     print(f"{'workload':12} {'before (baseline)':>22} {'after (P1+P2)':>22}")
     for case in dict.fromkeys(c for c, _ in PUBLISHED):
-        b, a = small[(case, "baseline")], small[(case, "P1+P2")]
-        print(f"{case:12} {b[0]:10.3f} GiB/{b[1]:7.3f}s {a[0]:10.3f} GiB/{a[1]:7.3f}s")
+        cells = [small[(case, v)] for v in ("baseline", "P1+P2")]
+        print(f"{case:12} " + " ".join(f"{c['pgpgin'] / 2**20:10.3f} GiB/{c['elapsed_s']:7.3f}s"
+                                       for c in cells))
     profile = (
         "# Seed 1's guest (8 GiB KVM guest, 2 vCPUs, qcow2 data disk): its 2 CPUs\n"
         "# (kswapd reclaims on the one the test leaves), and device.bandwidth\n"

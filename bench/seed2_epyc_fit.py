@@ -21,7 +21,7 @@ profile then predicts for every cell of both tables, the gains included.
 
 --write stores the three fitted values in machines/epyc-9634.toml;
 --read-hold=F fits with smp.line_read_hold = F instead of the profile's
-(how much the predictions depend on it). About a minute on 2 cores.
+(how much the predictions depend on it). About 2 seconds on 2 cores.
 """
 import csv
 import io

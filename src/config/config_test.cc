@@ -80,6 +80,12 @@ TEST(KernelSwitches, UnsetOverridesKeepTheRelease) {
 #undef FAULTLINE_X
 }
 
+// validate(c) fails, and its message holds `what`.
+void expect_invalid(const Config& c, const std::string& what) {
+  const Status st = validate(c);
+  EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+}
+
 // Files up to 1 PiB; mappings below x86-64's 128 TiB of user space.
 TEST(Limits, FileSizeAndMappingLength) {
   Config c;
@@ -87,13 +93,11 @@ TEST(Limits, FileSizeAndMappingLength) {
   ASSERT_TRUE(set_key(c, "access.method", "read").ok());
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
   ASSERT_TRUE(set_key(c, "file.size", "1025TiB").ok());
-  EXPECT_NE(validate(c).message().find("file.size: at most 1 PiB"), std::string::npos);
+  expect_invalid(c, "file.size: at most 1 PiB");
   ASSERT_TRUE(set_key(c, "file.size", "128TiB").ok());
   EXPECT_TRUE(validate(c).ok());
   ASSERT_TRUE(set_key(c, "access.method", "mmap").ok());
-  EXPECT_NE(validate(c).message().find("mapping.length: a mapping of 128 TiB does not fit"),
-            std::string::npos)
-      << validate(c).message();
+  expect_invalid(c, "mapping.length: a mapping of 128 TiB does not fit");
   ASSERT_TRUE(set_key(c, "mapping.length", "64TiB").ok());
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
 }
@@ -102,15 +106,11 @@ TEST(Limits, ConcurrentWorkloadKeys) {
   Config c;
   ASSERT_TRUE(set_key(c, "access.workload", "pft").ok());
   ASSERT_TRUE(set_key(c, "access.zap", "false").ok());
-  EXPECT_NE(validate(c).message().find("access.passes: more than one pass needs access.zap"),
-            std::string::npos)
-      << validate(c).message();
+  expect_invalid(c, "access.passes: more than one pass needs access.zap");
   ASSERT_TRUE(set_key(c, "access.passes", "1").ok());
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
   ASSERT_TRUE(set_key(c, "smp.line_read_hold", "1.5").ok());
-  EXPECT_NE(validate(c).message().find("smp.line_read_hold: a fraction, at most 1"),
-            std::string::npos)
-      << validate(c).message();
+  expect_invalid(c, "smp.line_read_hold: a fraction, at most 1");
   ASSERT_TRUE(set_key(c, "smp.line_read_hold", "0").ok());
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
 }

@@ -142,16 +142,12 @@ bool World::begin_next_op(Task& t) {
     return true;
   }
   // MADV_DONTNEED of the whole slice, then the next pass; without the zap
-  // the slice stays mapped and the task is done (one pass).
-  if (!spec_.zap) {
-    t.pass = spec_.passes;
-    t.step = SmpStep::kDone;
-    return false;
-  }
-  t.zap_next = t.slice_first;
-  t.zap_end = t.slice_first + t.slice_pages;
+  // the slice stays mapped and the next pass (the end: one pass) follows.
   t.next_page = 0;
   ++t.pass;
+  if (!spec_.zap) return begin_next_op(t);
+  t.zap_next = t.slice_first;
+  t.zap_end = t.slice_first + t.slice_pages;
   t.step = SmpStep::kZapLock;
   return true;
 }
