@@ -2,8 +2,9 @@
 //
 // The probe times a set of workloads on the host kernel (by default
 // kCalibrationScenarioToml: tmpfs and warm-cache faults, read(2) of a warm
-// file, cold reads of several sizes, reclaim under a cgroup limit), and the
-// model's device and CPU costs are fitted to those times: the keys of
+// file, cold reads of several sizes, reclaim under a cgroup limit, the same
+// random windows with and without a limit), and the model's device and CPU
+// costs are fitted to those times: the keys of
 // kFittedKeys, so that the model's elapsed_s of each workload comes as close
 // as it can to the kernel's median. The result is a machine profile
 // (scenario.h) that run, sweep and compare load with --machine.

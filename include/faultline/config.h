@@ -69,6 +69,7 @@ struct DeviceConfig {
   uint32_t max_sectors_kb = 1280;      // bdi->io_pages = max_sectors_kb / 4
   uint64_t bandwidth = 2000ULL << 20;  // bytes per second (estimate of elapsed time only)
   double latency_us = 100;             // per read request, after its transfer (estimate only)
+  double request_us = 0;               // per read request, the device busy besides the transfer
   uint32_t queue_depth = 0;            // requests in flight at once; 0: no limit (estimate only)
 };
 

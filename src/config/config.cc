@@ -247,6 +247,10 @@ const std::vector<KeyDef>& key_table() {
         key<Number>("device.latency_us", FAULTLINE_FIELD(device.latency_us),
                     "latency of one read request, from its last byte transferred to its "
                     "completion (elapsed-time estimate)"),
+        key<Number>("device.request_us", FAULTLINE_FIELD(device.request_us),
+                    "time the device spends on each read request besides its transfer, one "
+                    "request at a time: it bounds the request rate however many are in flight "
+                    "(elapsed-time estimate)"),
         key<Int<uint32_t>>("device.queue_depth", FAULTLINE_FIELD(device.queue_depth),
                            "read requests the device has in flight at once; 0: no limit "
                            "(elapsed-time estimate)"),
@@ -661,6 +665,7 @@ Status validate(const Config& c) {
   if (c.device.max_sectors_kb < 4) return err("device.max_sectors_kb: at least 4");
   if (c.device.bandwidth == 0) return err("device.bandwidth: must be greater than zero");
   if (c.device.latency_us < 0) return err("device.latency_us: must not be negative");
+  if (!(c.device.request_us >= 0)) return err("device.request_us: must not be negative");
 #define FAULTLINE_X(name, ns, doc) \
   if (!(c.cpu.name >= 0)) return err("cpu." #name ": must not be negative");
   FAULTLINE_CPU_COSTS(FAULTLINE_X)

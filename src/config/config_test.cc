@@ -115,6 +115,18 @@ TEST(Limits, ConcurrentWorkloadKeys) {
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
 }
 
+// The device's times are durations: none may be negative.
+TEST(Limits, DeviceTimes) {
+  Config c;
+  ASSERT_TRUE(set_key(c, "device.request_us", "43.5").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  ASSERT_TRUE(set_key(c, "device.request_us", "-1").ok());
+  expect_invalid(c, "device.request_us: must not be negative");
+  ASSERT_TRUE(set_key(c, "device.request_us", "0").ok());
+  ASSERT_TRUE(set_key(c, "device.latency_us", "-1").ok());
+  expect_invalid(c, "device.latency_us: must not be negative");
+}
+
 TEST(KernelSwitches, BadValuesNameTheKey) {
   Config c;
   Status st = set_key(c, "kernel.mmap_miss_p1", "maybe");

@@ -13,8 +13,12 @@ namespace faultline {
 // Each workload leans on a few of the costs: tmpfs and warm mappings on the
 // fault and the PTEs, warm read(2) on the call and the copy, cold reads of
 // single pages on the request latency, cold streams on the bandwidth and the
-// folio insertion, a file larger than its cgroup limit on reclaim. None of
-// them is a case of scenarios/fidelity, which judges the result.
+// folio insertion, a file larger than its cgroup limit on reclaim. The last
+// two read the same 2 MiB windows at random, once with room for them and
+// once under a limit that evicts most of each window untouched: the pair
+// separates the cost of evicting a folio from that of adding one, which the
+// other reclaim workloads (each evicting about as much as it adds) cannot.
+// None of them is a case of scenarios/fidelity, which judges the result.
 const char* const kCalibrationScenarioToml = R"(
 name = "calibrate"
 description = "the workloads faultline calibrate times on the kernel and fits the model to"
@@ -67,15 +71,21 @@ set = ["machine.memory_limit=64MiB", "access.pattern=sequential", "access.fracti
 [[case]]
 name = "limit-random-ra32"
 set = ["machine.memory_limit=64MiB", "device.read_ahead_kb=32", "access.pattern=random", "access.fraction=0.1", "file.size=256MiB"]
+[[case]]
+name = "cold-random-ra2048"
+set = ["device.read_ahead_kb=2048", "access.pattern=random", "access.count=300", "file.size=256MiB"]
+[[case]]
+name = "limit-random-ra2048"
+set = ["machine.memory_limit=64MiB", "device.read_ahead_kb=2048", "access.pattern=random", "access.count=300", "file.size=256MiB"]
 )";
 
 const std::vector<FittedKey> kFittedKeys = {
     {"device.bandwidth", 20e6, 100e9},  // bytes per second
-    {"device.latency_us", 0.5, 50000}, {"cpu.fault_ns", 100, 100000},
-    {"cpu.map_page_ns", 1, 10000},     {"cpu.map_folio_ns", 1, 10000},
-    {"cpu.add_folio_ns", 10, 100000},  {"cpu.evict_folio_ns", 10, 100000},
-    {"cpu.access_ns", 0.1, 10000},     {"cpu.read_call_ns", 10, 100000},
-    {"cpu.copy_page_ns", 10, 100000},
+    {"device.latency_us", 0.5, 50000},  {"device.request_us", 1, 50000},
+    {"cpu.fault_ns", 100, 100000},      {"cpu.map_page_ns", 1, 10000},
+    {"cpu.map_folio_ns", 1, 10000},     {"cpu.add_folio_ns", 10, 100000},
+    {"cpu.evict_folio_ns", 10, 100000}, {"cpu.access_ns", 0.1, 10000},
+    {"cpu.read_call_ns", 10, 100000},   {"cpu.copy_page_ns", 10, 100000},
 };
 const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
 

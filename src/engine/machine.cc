@@ -35,6 +35,7 @@ std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   bdi.io_pages = cfg.device.max_sectors_kb / 4;
   bdi.bandwidth_bytes_per_s = static_cast<double>(cfg.device.bandwidth);
   bdi.latency_ns = cfg.device.latency_us * 1e3;
+  bdi.request_ns = cfg.device.request_us * 1e3;
   bdi.queue_depth = cfg.device.queue_depth;
   auto k = std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
                                         cfg.cpu, model_engine(cfg));

@@ -14,7 +14,8 @@ Kernel::Kernel(const KernelProfile& profile, uint64_t capacity_pages, const Back
       bdi_(bdi),
       cpu_(cpu),
       cpu_ps_(cpu),
-      latency_ps_(std::llround(bdi.latency_ns * 1e3)) {}
+      latency_ps_(std::llround(bdi.latency_ns * 1e3)),
+      request_ps_(std::llround(bdi.request_ns * 1e3)) {}
 
 AddressSpace* Kernel::new_address_space(uint64_t size_bytes, bool shmem, unsigned max_order) {
   const auto ino = static_cast<uint32_t>(spaces_.size());
@@ -71,8 +72,9 @@ void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sy
       start = std::max(start, queued_done_ps_.front());
       queued_done_ps_.pop_front();
     }
-    dev_free_at_ps_ = start + std::llround(static_cast<double>(n * kPageSize) /
-                                           bdi_.bandwidth_bytes_per_s * 1e12);
+    dev_free_at_ps_ =
+        start + request_ps_ +
+        std::llround(static_cast<double>(n * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e12);
     const int64_t done = dev_free_at_ps_ + latency_ps_;
     if (bdi_.queue_depth) queued_done_ps_.push_back(done);
     const bool waited = sync && (!has_wanted || (wanted >= at && wanted < at + n));

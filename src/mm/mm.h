@@ -233,14 +233,18 @@ struct Lruvec {
 // Device behind the file system: the bdi's readahead limits, and the
 // request model of the elapsed-time estimate. A read batch reaches the
 // device as requests of at most io_pages (the block layer splits bios at
-// max_sectors_kb); the device transfers them in order at its bandwidth, each
-// completes latency_ns after its last byte, and at most queue_depth of them
-// are in flight (0: no limit).
+// max_sectors_kb); the device serves them in order, one at a time, each for
+// request_ns and its transfer at the bandwidth; each completes latency_ns
+// after that, and at most queue_depth of them are in flight (0: no limit).
+// The latency of one request overlaps the service of the next; the service
+// does not, so request_ns bounds the rate of small requests however many are
+// in flight.
 struct BackingDev {
   uint32_t ra_pages = 32;   // read_ahead_kb / 4
   uint32_t io_pages = 256;  // max_sectors_kb / 4
   double bandwidth_bytes_per_s = 2.0e9;
   double latency_ns = 100e3;  // per request, after its transfer
+  double request_ns = 0;      // per request, the device busy besides the transfer
   uint32_t queue_depth = 0;
 };
 
@@ -389,6 +393,7 @@ class Kernel {
   int64_t kswapd_free_at_ps_ = 0;
   int64_t dev_free_at_ps_ = 0;
   int64_t latency_ps_;
+  int64_t request_ps_;
   // Asynchronous reads the device has not finished, in submission order
   // (the device serves them in order, so their completion times rise).
   struct InflightRead {

@@ -442,6 +442,24 @@ TEST(ElapsedTime, SequentialReadWaitsForTheDevice) {
   EXPECT_EQ(m.count(VmEvent::io_wait_ns), waited);
 }
 
+// The device serves its requests one at a time, each for request_ns and its
+// transfer; the latency of one overlaps the service of the next. Four
+// asynchronous single-page reads and a synchronous fifth: the fifth completes
+// after five services and one latency.
+TEST(ElapsedTime, TheDeviceServesOneRequestAtATime) {
+  for (double request_ns : {0.0, 20e3}) {
+    BackingDev bdi;
+    bdi.bandwidth_bytes_per_s = 4096e6;  // a page a microsecond
+    bdi.latency_ns = 50e3;
+    bdi.request_ns = request_ns;
+    bdi.queue_depth = 0;
+    Kernel k(kernel_profile(kDefaultRelease), 1024, bdi, CpuCosts{});
+    for (pgoff_t p = 0; p < 4; ++p) k.submit_read(0, p, 1, /*sync=*/false);
+    k.submit_read(0, 4, 1, /*sync=*/true);
+    EXPECT_NEAR(k.now_ns(), 5 * (request_ns + 1e3) + 50e3, 1e-3) << request_ns;
+  }
+}
+
 // A read(2) from the page cache costs its call and its copy: 64 KiB calls
 // over a cached 64 MiB file.
 TEST(ElapsedTime, CachedReadCostsTheCallAndTheCopy) {
