@@ -5,13 +5,18 @@ Seed 1's cover letter gives "pgpgin GiB / elapsed seconds" for a 20 GiB file
 in an 8 GiB KVM guest with 2 vCPUs (machine.cpus = 2: kswapd reclaims on
 the CPU the test does not use). This fits one key, device.bandwidth, so
 that the model's random baseline (the median of its three seeds) takes the
-published 101.293 s, keeping every other key at its default, and then
-reports what that profile predicts for every other published row, which
-were not used, and for the cover letter's second table, a 4 GiB file in the
-same guest (withheld from the copy here: the figures are predictions to
-hold against it).
+published 101.293 s, and then reports what that profile predicts for every
+other published row, which were not used, and for the cover letter's second
+table, a 4 GiB file in the same guest (withheld from the copy here: the
+figures are predictions to hold against it).
 
-    bench/seed1_guest_fit.py [FAULTLINE] [-o PROFILE]
+The device's shape (device.latency_us, device.request_us,
+device.queue_depth) is not fitted: it comes from a measured profile
+(--device-shape, machines/vm-6.18.toml by default: a virtio disk of a VM,
+as the guest's qcow2 disk is), or with --device-shape=none from the
+defaults. Every other key is the default.
+
+    bench/seed1_guest_fit.py [FAULTLINE] [-o PROFILE] [--device-shape PROFILE|none]
 
 Defaults: build/release/faultline; the profile is printed, or written to
 PROFILE. About 15 seconds on 2 cores.
@@ -21,6 +26,7 @@ import json
 import math
 import subprocess
 import sys
+import tomllib
 
 SCENARIO = "scenarios/seed1-mmap-miss.toml"
 # (case, variant): published seconds, seed 1's 20 GiB table ("before" is
@@ -40,6 +46,16 @@ PUBLISHED = {
 FIT_ROW = ("random", "baseline")
 # The guest's structure, not fitted: both columns use it.
 MACHINE = ["machine.cpus=2"]
+SHAPE_KEYS = ("latency_us", "request_us", "queue_depth")
+
+
+def device_shape(path):
+    """The device keys of a profile that are not its bandwidth."""
+    if path == "none":
+        return {}
+    with open(path, "rb") as f:
+        device = tomllib.load(f).get("device", {})
+    return {k: device[k] for k in SHAPE_KEYS if k in device}
 
 
 def counters(binary, sets, only=None):
@@ -61,12 +77,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("faultline", nargs="?", default="build/release/faultline")
     ap.add_argument("-o", "--output")
+    ap.add_argument("--device-shape", default="machines/vm-6.18.toml")
     args = ap.parse_args()
+    shape = device_shape(args.device_shape)
+    machine = MACHINE + [f"device.{k}={v}" for k, v in shape.items()]
     target = PUBLISHED[FIT_ROW]
     only = "/".join(FIT_ROW)
 
     def elapsed(bw):
-        return run(args.faultline, MACHINE + [f"device.bandwidth={bw:.0f}"], only)[FIT_ROW]
+        return run(args.faultline, machine + [f"device.bandwidth={bw:.0f}"], only)[FIT_ROW]
 
     # Time falls as bandwidth rises: bisect in the logarithm.
     lo, hi = math.log(100e6), math.log(100e9)
@@ -80,8 +99,10 @@ def main():
             hi = mid
         print(f"  bandwidth {math.exp(mid) / 1e9:.3f} GB/s", file=sys.stderr)
     bw = math.exp((lo + hi) / 2)
-    model = run(args.faultline, MACHINE + [f"device.bandwidth={bw:.0f}"])
+    model = run(args.faultline, machine + [f"device.bandwidth={bw:.0f}"])
     default = run(args.faultline, MACHINE)
+    print(f"device shape from {args.device_shape}: "
+          + (", ".join(f"{k} = {v}" for k, v in shape.items()) or "the defaults"))
     print(f"device.bandwidth fitted to {FIT_ROW[0]}/{FIT_ROW[1]} alone: {bw / 1e9:.3f} GB/s\n")
     print(f"{'row':24} {'published s':>12} {'default keys':>13} {'error':>8} {'fitted':>10} {'error':>8}")
     for key, pub in PUBLISHED.items():
@@ -89,7 +110,7 @@ def main():
         tag = "  (fitted)" if key == FIT_ROW else ""
         print(f"{key[0] + '/' + key[1]:24} {pub:12.3f} {d:13.3f} {100 * (d - pub) / pub:+7.1f}% "
               f"{m:10.3f} {100 * (m - pub) / pub:+7.1f}%{tag}")
-    small = counters(args.faultline, MACHINE + [f"device.bandwidth={bw:.0f}", "file.size=4GiB"])
+    small = counters(args.faultline, machine + [f"device.bandwidth={bw:.0f}", "file.size=4GiB"])
     print("\nThe same profile on a 4 GiB file (fits in the 8 GiB guest), pgpgin GiB / elapsed s:")
     print(f"{'workload':12} {'before (baseline)':>22} {'after (P1+P2)':>22}")
     for case in dict.fromkeys(c for c, _ in PUBLISHED):
@@ -100,10 +121,12 @@ def main():
         "# Seed 1's guest (8 GiB KVM guest, 2 vCPUs, qcow2 data disk): its 2 CPUs\n"
         "# (kswapd reclaims on the one the test leaves), and device.bandwidth\n"
         f"# fitted by bench/seed1_guest_fit.py to the random baseline row alone\n"
-        f"# ({target} s); every other key is the default.\n"
+        f"# ({target} s), the device's shape from {args.device_shape}, every\n"
+        "# other key the default.\n"
         'name = "seed1-guest"\n'
         'description = "seed 1\'s KVM guest, bandwidth fitted to one published row"\n'
-        f"[machine]\ncpus = 2\n[device]\nbandwidth = {bw:.0f}\n")
+        f"[machine]\ncpus = 2\n[device]\nbandwidth = {bw:.0f}\n"
+        + "".join(f"{k} = {v}\n" for k, v in shape.items()))
     if args.output:
         with open(args.output, "w") as f:
             f.write(profile)
