@@ -10,14 +10,18 @@
 
 namespace faultline {
 
-// Each workload leans on a few of the costs: tmpfs and warm mappings on the
-// fault and the PTEs, warm read(2) on the call and the copy, cold reads of
-// single pages on the request latency, cold streams on the bandwidth and the
-// folio insertion, a file larger than its cgroup limit on reclaim. The last
-// two read the same 2 MiB windows at random, once with room for them and
-// once under a limit that evicts most of each window untouched: the pair
-// separates the cost of evicting a folio from that of adding one, which the
-// other reclaim workloads (each evicting about as much as it adds) cannot.
+// Each workload leans on a few of the costs:
+// - tmpfs and warm mappings on the fault and the PTEs; a file written 4 KiB
+//   at a time on the folio mapped, which the large folios of the others
+//   spread over many pages;
+// - warm read(2) on the call and the copy;
+// - cold reads of single pages on the request latency, cold streams on the
+//   bandwidth, the request time and the folio insertion;
+// - a file larger than its cgroup limit on reclaim. The last two read the
+//   same 2 MiB windows at random, once with room for them and once under a
+//   limit that evicts most of each window untouched: the pair separates
+//   evicting a folio from adding one, which the other reclaim workloads
+//   (each evicting about as much as it adds) cannot.
 // None of them is a case of scenarios/fidelity, which judges the result.
 const char* const kCalibrationScenarioToml = R"(
 name = "calibrate"
@@ -41,6 +45,9 @@ set = ["file.cache=warm-read", "access.pattern=stride", "access.stride=4", "acce
 [[case]]
 name = "warm-mmap-sequential-pmd"
 set = ["file.cache=warm-write", "file.write_chunk=4MiB", "access.pattern=sequential", "access.fraction=1"]
+[[case]]
+name = "warm-mmap-order0-stride4"
+set = ["file.cache=warm-write", "file.write_chunk=4KiB", "access.pattern=stride", "access.stride=4", "access.fraction=0.25"]
 [[case]]
 name = "warm-mmap-sequential-1m"
 set = ["file.cache=warm-read", "file.warm_chunk=1MiB", "access.pattern=sequential", "access.fraction=1"]
