@@ -84,8 +84,12 @@ def main():
     target = PUBLISHED[FIT_ROW]
     only = "/".join(FIT_ROW)
 
+    def fitted(bw):
+        """The guest's keys with this bandwidth."""
+        return machine + [f"device.bandwidth={bw:.0f}"]
+
     def elapsed(bw):
-        return run(args.faultline, machine + [f"device.bandwidth={bw:.0f}"], only)[FIT_ROW]
+        return run(args.faultline, fitted(bw), only)[FIT_ROW]
 
     # Time falls as bandwidth rises: bisect in the logarithm.
     lo, hi = math.log(100e6), math.log(100e9)
@@ -99,7 +103,7 @@ def main():
             hi = mid
         print(f"  bandwidth {math.exp(mid) / 1e9:.3f} GB/s", file=sys.stderr)
     bw = math.exp((lo + hi) / 2)
-    model = run(args.faultline, machine + [f"device.bandwidth={bw:.0f}"])
+    model = run(args.faultline, fitted(bw))
     default = run(args.faultline, MACHINE)
     print(f"device shape from {args.device_shape}: "
           + (", ".join(f"{k} = {v}" for k, v in shape.items()) or "the defaults"))
@@ -110,7 +114,7 @@ def main():
         tag = "  (fitted)" if key == FIT_ROW else ""
         print(f"{key[0] + '/' + key[1]:24} {pub:12.3f} {d:13.3f} {100 * (d - pub) / pub:+7.1f}% "
               f"{m:10.3f} {100 * (m - pub) / pub:+7.1f}%{tag}")
-    small = counters(args.faultline, machine + [f"device.bandwidth={bw:.0f}", "file.size=4GiB"])
+    small = counters(args.faultline, fitted(bw) + ["file.size=4GiB"])
     print("\nThe same profile on a 4 GiB file (fits in the 8 GiB guest), pgpgin GiB / elapsed s:")
     print(f"{'workload':12} {'before (baseline)':>22} {'after (P1+P2)':>22}")
     for case in dict.fromkeys(c for c, _ in PUBLISHED):
