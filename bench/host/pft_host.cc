@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "probe/pft.h"
+#include "util/spread.h"
 
 namespace {
 
@@ -60,16 +61,6 @@ uint64_t minflt(int who) {
 [[noreturn]] void die(const char* what) {
   std::perror(what);
   std::exit(1);
-}
-
-struct Stat {
-  double median, min, max;
-};
-Stat summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  const double med = v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-  return {med, v.front(), v.back()};
 }
 
 std::string make_file(const std::string& path, size_t bytes) {
@@ -215,8 +206,8 @@ int main(int argc, char** argv) {
       ns.push_back(s.ns_per_fault);
       ppf.push_back(s.pages_per_fault);
     }
-    const Stat s = summarize(ns);
-    const double pages = summarize(ppf).median;
+    const faultline::Spread s = faultline::spread_of(ns);
+    const double pages = faultline::spread_of(ppf).median;
     std::printf(
         "lat_pagefault %s %zu MiB: %8.1f ns/fault [%8.1f, %8.1f]  (%.2f pages/fault, "
         "%.1f ns/page)\n",

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "util/spread.h"
 
 namespace {
 
@@ -59,17 +62,14 @@ uint64_t minflt() {
   std::exit(1);
 }
 
+// One figure's repetitions, printed as "median  [min, max]".
 struct Figure {
   std::vector<double> v;
   void add(double x) { v.push_back(x); }
-  double median() {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  }
-  std::string text() {
-    const double m = median();
+  std::string text() const {
+    const faultline::Spread s = faultline::spread_of(v);
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%9.0f  [%.0f, %.0f]", m, v.front(), v.back());
+    std::snprintf(buf, sizeof buf, "%9.0f  [%.0f, %.0f]", s.median, s.min, s.max);
     return buf;
   }
 };
