@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# engines.sh — the runs engine (model.engine=runs, the default) against the
-# per-page engine (model.engine=pages, the reference) in one sitting on one
-# machine: seconds, peak memory and the ratio of the two, and whether they
-# printed the same report.
+# engines.sh — the runs engine (model.engine=runs) against the per-page
+# engine (model.engine=pages, the reference) in one sitting on one machine:
+# seconds, peak memory and the ratio of the two, and whether they printed
+# the same report. (The default, auto, picks one of them per run.)
 #
-#   bench/engines.sh [FAULTLINE] [--quick]
+#   bench/engines.sh [FAULTLINE] [--quick] [--reps N]
 #
 # 1. seed 1's default matrix (scenarios/seed1-mmap-miss.toml, 32 runs) at -j1;
 # 2. its heaviest run, random/baseline of seed 1 (8 MiB read-around over
@@ -16,21 +16,50 @@
 #    scenarios/fidelity/limit.toml, the kernel's seconds against each
 #    engine's.
 # --quick skips the default matrix under the per-page engine (about 35 s).
+# --reps N runs each measurement N times (default 1) and reports the
+# fastest, with the slowest beside it: on a host whose speed drifts from
+# one minute to the next (a shared VM), one run's seconds say little.
 set -euo pipefail
-bin="${1:-build/release/faultline}"
+bin=build/release/faultline
 quick=false
-[ "${2:-}" = --quick ] && quick=true
+reps=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=true ;;
+    --reps)
+      reps=${2:-}
+      shift
+      ;;
+    -*)
+      echo "engines.sh: unknown option $1" >&2
+      exit 2
+      ;;
+    *) bin=$1 ;;
+  esac
+  shift
+done
+if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
+  echo "engines.sh: --reps wants a count of 1 or more, not '$reps'" >&2
+  exit 2
+fi
 tmp=$(mktemp -d /tmp/faultline-engines.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # measure NAME ENGINE ARGS...: "seconds peak_MiB" of `faultline run ARGS`,
-# its report in $tmp/NAME.ENGINE.csv.
+# its report in $tmp/NAME.ENGINE.csv: the fastest of $reps runs (and with
+# more than one, "fastest-slowest" as the seconds), the largest peak.
 measure() {
   local name=$1 engine=$2
   shift 2
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run -q "$@" --set "model.engine=$engine" \
-    --format csv -o "$tmp/$name.$engine.csv"
-  awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$tmp/time"
+  : >"$tmp/times"
+  for ((i = 0; i < reps; ++i)); do
+    /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run -q "$@" --set "model.engine=$engine" \
+      --format csv -o "$tmp/$name.$engine.csv"
+    cat "$tmp/time" >>"$tmp/times"
+  done
+  awk 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 } $2 > m { m = $2 }
+       END { if (NR > 1) printf "%.2f-%.2f %.0f", lo, hi, m / 1024
+             else printf "%.2f %.0f", lo, m / 1024 }' "$tmp/times"
 }
 
 # The reports of the two engines, but for the model.engine column.
@@ -49,14 +78,15 @@ same() {
 row() {  # NAME PAGES RUNS
   local p=($2) r=($3)
   local ratio="-"
+  # The ratio of the fastest runs (the part before a "-").
   [ "${p[0]:-}" != "" ] && [ "${p[0]}" != "-" ] &&
-    ratio=$(awk -v a="${p[0]}" -v b="${r[0]}" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
-  printf '%-44s %9s %8s %9s %8s %8s %s\n' "$1" "${p[0]:--}" "${p[1]:--}" "${r[0]}" "${r[1]}" \
+    ratio=$(awk -v a="${p[0]%%-*}" -v b="${r[0]%%-*}" 'BEGIN { printf "%.1fx", (b > 0 ? a / b : 0) }')
+  printf '%-44s %11s %8s %11s %8s %8s %s\n' "$1" "${p[0]:--}" "${p[1]:--}" "${r[0]}" "${r[1]}" \
     "$ratio" "${4:-}"
 }
 
-echo "faultline: $bin; $(nproc) CPUs; $(uname -r)"
-printf '%-44s %9s %8s %9s %8s %8s %s\n' run "pages s" "pages MiB" "runs s" "runs MiB" ratio report
+echo "faultline: $bin; $(nproc) CPUs; $(uname -r); fastest of $reps run(s) each"
+printf '%-44s %11s %8s %11s %8s %8s %s\n' run "pages s" "pages MiB" "runs s" "runs MiB" ratio report
 
 if ! $quick; then
   p=$(measure matrix pages -j1)
@@ -82,9 +112,14 @@ done
 if [ "$(id -u)" = 0 ] && losetup -f >/dev/null 2>&1; then
   echo
   echo "faultline compare scenarios/fidelity/limit.toml: the kernel's access loop against the model"
-  for engine in pages runs; do
+  # Each case's line, then the cases together: the kernel's seconds
+  # summed against the model's; auto is the default, which picks an
+  # engine per case.
+  for engine in pages runs auto; do
     "$bin" compare -q scenarios/fidelity/limit.toml --set "model.engine=$engine" 2>/dev/null |
       awk -v e="$engine" '/ time: / {
-        printf "  %-6s %-26s kernel %8.4f s, model %8.4f s %s\n", e, $1, $8, $16, $18 }'
+        printf "  %-6s %-26s kernel %8.4f s, model %8.4f s %s\n", e, $1, $8, $16, $18
+        k += $8; m += $16 }
+        END { if (m > 0) printf "  %-6s %-26s kernel %8.4f s, model %8.4f s (%.1fx)\n", e, "all cases", k, m, k / m }'
   done
 fi
