@@ -64,24 +64,11 @@ constexpr uint64_t kEpochPages = 8192;  // the recorder's --epoch-pages default
 
 Result<ImportReport> import_lackey(const std::string& in, const std::string& out,
                                    const ImportOptions& o) {
-  if (o.maps.empty()) {
-    return Status::InvalidArgument(
-        in +
-        ": lackey prints virtual addresses: --maps must name a copy of the process's "
-        "/proc/PID/maps");
-  }
-  std::ifstream is(in);
-  if (!is) return Status::NotFound(in + ": cannot open lackey output");
-  auto procmaps = read_proc_maps(o.maps);
-  if (!procmaps.ok()) return procmaps.status();
-  DataFilter data;
-  data.dirs = o.data_dirs;
-  DataMaps maps(std::move(*procmaps), data);
-
-  auto w = RecordingWriter::create(out);
-  if (!w.ok()) return w.status();
-  RecordingWriter& rec = **w;
-  maps.add_files(rec);
+  auto opened = open_address_import(in, out, o, "lackey", "lackey output");
+  if (!opened.ok()) return opened.status();
+  std::ifstream& is = opened->is;
+  DataMaps& maps = opened->maps;
+  RecordingWriter& rec = *opened->rec;
 
   ImportReport rep;
   uint32_t pid = 0;

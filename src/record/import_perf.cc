@@ -175,24 +175,11 @@ LineKind parse_sample(std::string_view line, std::vector<std::string_view>* tok,
 
 Result<ImportReport> import_perf(const std::string& in, const std::string& out,
                                  const ImportOptions& o) {
-  if (o.maps.empty()) {
-    return Status::InvalidArgument(
-        in +
-        ": perf prints virtual addresses: --maps must name a copy of the process's "
-        "/proc/PID/maps");
-  }
-  std::ifstream is(in);
-  if (!is) return Status::NotFound(in + ": cannot open perf script output");
-  auto procmaps = read_proc_maps(o.maps);
-  if (!procmaps.ok()) return procmaps.status();
-  DataFilter data;
-  data.dirs = o.data_dirs;
-  DataMaps maps(std::move(*procmaps), data);
-
-  auto w = RecordingWriter::create(out);
-  if (!w.ok()) return w.status();
-  RecordingWriter& rec = **w;
-  maps.add_files(rec);
+  auto opened = open_address_import(in, out, o, "perf", "perf script output");
+  if (!opened.ok()) return opened.status();
+  std::ifstream& is = opened->is;
+  DataMaps& maps = opened->maps;
+  RecordingWriter& rec = *opened->rec;
 
   ImportReport rep;
   std::unordered_map<uint32_t, uint32_t> task_of;  // tid -> task index

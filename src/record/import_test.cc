@@ -434,6 +434,11 @@ TEST_F(Import, LackeyNeedsMapsAndNamesBadLines) {
   rep = import(ImportFormat::kLackey, write("other.out", "hello\n"), o);
   ASSERT_FALSE(rep.ok());
   EXPECT_TRUE(has(rep.status(), "no lackey lines")) << rep.status().message();
+  rep = import(ImportFormat::kLackey, path("missing.out"), o);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(has(rep.status(), path("missing.out") + ": cannot open lackey output"))
+      << rep.status().message();
   EXPECT_FALSE(any_output());
 }
 
@@ -635,7 +640,13 @@ TEST_F(Import, PerfNeedsTheDataAddressAndNamesBadLines) {
   EXPECT_TRUE(has(rep.status(), in + ":1: expected the thread id")) << rep.status().message();
   rep = import(ImportFormat::kPerf, write("perf.txt", kPerfScript));
   ASSERT_FALSE(rep.ok());
-  EXPECT_TRUE(has(rep.status(), "--maps")) << rep.status().message();
+  EXPECT_TRUE(has(rep.status(), "perf prints virtual addresses: --maps")) << rep.status().message();
+  rep = import(ImportFormat::kPerf, path("missing.txt"), o);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(has(rep.status(), path("missing.txt") + ": cannot open perf script output"))
+      << rep.status().message();
+  EXPECT_FALSE(any_output());
   // A period above 1: perf sampled the faults.
   rep = import(ImportFormat::kPerf,
                write("perf.txt", "t 24964  6146.970503:  3 page-faults:  7f69c29a9000\n"), o);

@@ -158,4 +158,26 @@ std::vector<std::string> DataMaps::paths() const {
   return p;
 }
 
+Result<AddressImport> open_address_import(const std::string& in, const std::string& out,
+                                          const ImportOptions& o, std::string_view tool,
+                                          std::string_view what) {
+  if (o.maps.empty()) {
+    return Status::InvalidArgument(in + ": " + std::string(tool) +
+                                   " prints virtual addresses: --maps must name a copy of the "
+                                   "process's /proc/PID/maps");
+  }
+  std::ifstream is(in);
+  if (!is) return Status::NotFound(in + ": cannot open " + std::string(what));
+  auto procmaps = read_proc_maps(o.maps);
+  if (!procmaps.ok()) return procmaps.status();
+  DataFilter data;
+  data.dirs = o.data_dirs;
+  AddressImport im{std::move(is), DataMaps(std::move(*procmaps), data), nullptr};
+  auto w = workload::RecordingWriter::create(out);
+  if (!w.ok()) return w.status();
+  im.rec = std::move(*w);
+  im.maps.add_files(*im.rec);
+  return im;
+}
+
 }  // namespace faultline::record

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/assemble.h"
+#include "record/import.h"
 #include "util/status.h"
 #include "workload/recording.h"
 
@@ -72,5 +76,19 @@ class DataMaps {
   std::vector<Map> maps_;  // by map id, in address order
   size_t last_ = ~size_t{0};
 };
+
+// What an importer of virtual addresses (lackey, perf) opens before its
+// first line: the trace `in`, the process's maps (--maps, which it cannot
+// do without) with their data mappings, and the recording `out`, which
+// already names the data files. `tool` names the trace's producer in the
+// errors ("lackey"), `what` the trace ("lackey output").
+struct AddressImport {
+  std::ifstream is;
+  DataMaps maps;
+  std::unique_ptr<workload::RecordingWriter> rec;
+};
+Result<AddressImport> open_address_import(const std::string& in, const std::string& out,
+                                          const ImportOptions& o, std::string_view tool,
+                                          std::string_view what);
 
 }  // namespace faultline::record
