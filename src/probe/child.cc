@@ -292,6 +292,24 @@ void snapshot(const ChildPlan& p, char* vmstat, char* disk, char* memcg) {
 // the replay runs (replay_ops, libc's wrappers) has its pages mapped before
 // the measurement: fork() copies no PTE of a file mapping, so their first
 // use in the child would be counted as minor faults of the replay.
+// The end of a measured loop: the task's status, the rusage and clock
+// readings from either side of the loop into the report, which goes to the
+// parent.
+[[noreturn]] void child_measured(const ChildPlan& p, const struct rusage& ru0,
+                                 const struct rusage& ru1, const struct timespec& ts0,
+                                 const struct timespec& ts1) {
+  ChildReport* r = p.report;
+  (void)read_into("/proc/self/status", r->status, sizeof r->status);
+  r->minflt0 = ru0.ru_minflt;
+  r->minflt1 = ru1.ru_minflt;
+  r->majflt0 = ru0.ru_majflt;
+  r->majflt1 = ru1.ru_majflt;
+  r->t0_ns = to_ns(ts0);
+  r->t1_ns = to_ns(ts1);
+  kill_at(p.kill, KillPoint::kChildMeasured);
+  child_send(p, 0);
+}
+
 void warm_up(const ChildPlan& p) {
   const char* paths[1] = {"/proc/self/exe"};
   int fds[1] = {-1};
@@ -353,15 +371,7 @@ void warm_up(const ChildPlan& p) {
   if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
   if (!ok) child_fail(p, what, "a file of the replay");
   snapshot(p, r->vmstat1, r->disk1, r->memcg1);
-  (void)read_into("/proc/self/status", r->status, sizeof r->status);
-  r->minflt0 = ru0.ru_minflt;
-  r->minflt1 = ru1.ru_minflt;
-  r->majflt0 = ru0.ru_majflt;
-  r->majflt1 = ru1.ru_majflt;
-  r->t0_ns = to_ns(ts0);
-  r->t1_ns = to_ns(ts1);
-  kill_at(p.kill, KillPoint::kChildMeasured);
-  child_send(p, 0);
+  child_measured(p, ru0, ru1, ts0, ts1);
 }
 
 // A program run: the program's own process, in a mount namespace where the
@@ -531,25 +541,9 @@ void warm_up(const ChildPlan& p) {
   if (!read_ok) child_fail(p, "pread: ", p.file);
   ::getrusage(RUSAGE_SELF, &ru1);
   if (p.tracing_on_fd >= 0) (void)!::write(p.tracing_on_fd, "0", 1);
-  if (!read_into("/proc/vmstat", r->vmstat1, sizeof r->vmstat1)) {
-    child_fail(p, "read ", "/proc/vmstat");
-  }
-  if (p.disk_stat != nullptr && !read_into(p.disk_stat, r->disk1, sizeof r->disk1)) {
-    child_fail(p, "read ", p.disk_stat);
-  }
-  if (p.memcg_stat != nullptr && !read_into(p.memcg_stat, r->memcg1, sizeof r->memcg1)) {
-    child_fail(p, "read ", p.memcg_stat);
-  }
+  snapshot(p, r->vmstat1, r->disk1, r->memcg1);
   r->cache_after = cachestat_pages(fd);
-  (void)read_into("/proc/self/status", r->status, sizeof r->status);
-  r->minflt0 = ru0.ru_minflt;
-  r->minflt1 = ru1.ru_minflt;
-  r->majflt0 = ru0.ru_majflt;
-  r->majflt1 = ru1.ru_majflt;
-  r->t0_ns = to_ns(ts0);
-  r->t1_ns = to_ns(ts1);
-  kill_at(p.kill, KillPoint::kChildMeasured);
-  child_send(p, 0);
+  child_measured(p, ru0, ru1, ts0, ts1);
 }
 
 }  // namespace faultline::probe
