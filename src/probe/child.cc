@@ -277,7 +277,8 @@ int write_pattern(int fd, uint64_t file_bytes, char* buf, size_t chunk, size_t p
 
 namespace {
 
-// The counters before the measured part: vmstat, the device, the cgroup.
+// The counters on either side of the measured part: vmstat, the device,
+// the cgroup.
 void snapshot(const ChildPlan& p, char* vmstat, char* disk, char* memcg) {
   if (!read_into("/proc/vmstat", vmstat, kVmstatBytes)) child_fail(p, "read ", "/proc/vmstat");
   if (p.disk_stat != nullptr && !read_into(p.disk_stat, disk, kDiskStatBytes)) {
@@ -288,10 +289,6 @@ void snapshot(const ChildPlan& p, char* vmstat, char* disk, char* memcg) {
   }
 }
 
-// Runs every kind of step once on the program's own binary, so the code
-// the replay runs (replay_ops, libc's wrappers) has its pages mapped before
-// the measurement: fork() copies no PTE of a file mapping, so their first
-// use in the child would be counted as minor faults of the replay.
 // The end of a measured loop: the task's status, the rusage and clock
 // readings from either side of the loop into the report, which goes to the
 // parent.
@@ -310,6 +307,10 @@ void snapshot(const ChildPlan& p, char* vmstat, char* disk, char* memcg) {
   child_send(p, 0);
 }
 
+// Runs every kind of step once on the program's own binary, so the code
+// the replay runs (replay_ops, libc's wrappers) has its pages mapped before
+// the measurement: fork() copies no PTE of a file mapping, so their first
+// use in the child would be counted as minor faults of the replay.
 void warm_up(const ChildPlan& p) {
   const char* paths[1] = {"/proc/self/exe"};
   int fds[1] = {-1};
