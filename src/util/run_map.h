@@ -74,7 +74,15 @@ class RunMap {
         if (p->start < first) {
           p->set_end(first);  // its part before first stays
         } else if (some) {
-          host = p;  // wholly covered: it becomes the new run
+          // Wholly covered: it becomes the new run, unless the run just
+          // before it ends at first with the value v and takes it in.
+          auto q = p;
+          if (p != runs_.begin() && (--q)->end() == first && q->v() == v) {
+            host = q;
+            from = p;
+          } else {
+            host = p;
+          }
         } else {
           from = p;  // wholly covered: it goes
         }
@@ -125,8 +133,10 @@ class RunMap {
   template <typename F, typename G>
   void transform(uint64_t first, uint64_t last, F&& f, G&& seen) {
     if (first >= last) return;
+    // From the run that holds first, or the one before it if that ends at
+    // first (a new value may join it).
     Iter lo = runs_.upper_bound(first);
-    if (lo != runs_.begin() && std::prev(lo)->end() >= first) --lo;  // holds or ends at first
+    while (lo != runs_.begin() && std::prev(lo)->end() >= first) --lo;
     bool changes = false;
     auto hi = lo;  // the first run starting after last
     for (; hi != runs_.end() && hi->start <= last; ++hi) {
@@ -188,6 +198,17 @@ class RunMap {
       const uint64_t s = it->start > first ? it->start : first;
       const uint64_t e = it->end() < last ? it->end() : last;
       if (s < e) f(s, e, it->v());
+    }
+  }
+  // The same, stopping after the first call of f that returns false.
+  template <typename F>
+  void for_each_while(uint64_t first, uint64_t last, F&& f) const {
+    auto it = runs_.upper_bound(first);
+    if (it != runs_.begin()) --it;
+    for (; it != runs_.end() && it->start < last; ++it) {
+      const uint64_t s = it->start > first ? it->start : first;
+      const uint64_t e = it->end() < last ? it->end() : last;
+      if (s < e && !f(s, e, it->v())) return;
     }
   }
   template <typename F>

@@ -90,11 +90,32 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
           for (uint64_t i = a; i < b; ++i) dense[i] = dense[i] ? f(dense[i]) : 0;
         }
       }
+      // Equal neighbours are merged after every operation.
+      uint64_t maximal = 0;
+      for (uint64_t j = 0; j < size; ++j)
+        maximal += dense[j] && (j == 0 || dense[j - 1] != dense[j]);
+      ASSERT_EQ(runs.nr_runs(), maximal) << "size " << size << " op " << op;
       const uint64_t i = rng.below(size);
       ASSERT_EQ(runs.get(i), dense[i]) << "size " << size << " op " << op;
       uint64_t next = i;
       while (next < size && !dense[next]) ++next;
       ASSERT_EQ(std::min(runs.next_set(i), size), next);
+      // for_each_while stops after the first run whose value is 3: it has
+      // seen exactly the runs of [i, size) up to the first page holding 3.
+      uint64_t seen = 0, stop = size;
+      runs.for_each_while(i, size, [&](uint64_t s, uint64_t e, uint8_t x) {
+        seen += e - s;
+        if (x == 3) stop = s;
+        return x != 3;
+      });
+      uint64_t want = 0, three = i;
+      while (three < size && dense[three] != 3) want += dense[three++] != 0;
+      if (three < size) {
+        while (three < size && dense[three] == 3) ++three, ++want;
+      }
+      ASSERT_EQ(seen, want) << "size " << size << " op " << op;
+      ASSERT_EQ(stop == size, std::find(dense.begin() + static_cast<std::ptrdiff_t>(i), dense.end(),
+                                        3) == dense.end());
     }
     uint64_t expected_runs = 0;
     for (uint64_t i = 0; i < size; ++i) {
