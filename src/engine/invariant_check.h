@@ -25,6 +25,9 @@ class InvariantCheck {
     if (every_ && done % every_ == 0 && status_.ok()) [[unlikely]]
       check(done);
   }
+  // How many accesses after the first `done` may be replayed before a check
+  // is due (at most the next `every` boundary).
+  uint64_t until_due(uint64_t done) const { return every_ ? every_ - done % every_ : UINT64_MAX; }
   // The last check; the run's error if any check failed.
   Status finish(uint64_t done) {
     if (every_ && status_.ok()) check(done);

@@ -50,10 +50,30 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
   const bool read_method = s.cfg.access.method == AccessMethod::kRead;
   const uint64_t read_size = s.cfg.access.read_size;
   const uint64_t dontneed_every = s.cfg.access.dontneed_every;
+  // The runs engine takes a stretch of consecutive pages whose PTEs are
+  // present as one step (handle_pte_hits), where nothing is sampled or
+  // checked between its accesses; the per-page engine, the reference, takes
+  // every access alone.
+  const bool batch_hits = s.k.runs() && !read_method && !dontneed_every && !s.timeline.on();
   std::array<uint64_t, 4096> buf;
   uint64_t done = 0;
   while (const size_t n = (*gen)->next(buf)) {
+    size_t stretch_end = 0;  // buf[i, stretch_end) are consecutive pages
     for (size_t i = 0; i < n; ++i) {
+      if (batch_hits) {
+        if (i >= stretch_end) {
+          stretch_end = i + 1;
+          while (stretch_end < n && buf[stretch_end] == buf[stretch_end - 1] + 1) ++stretch_end;
+        }
+        const uint64_t m = std::min<uint64_t>(stretch_end - i, s.invariants.until_due(done + i));
+        const uint64_t h = m > 1 ? mm::handle_pte_hits(s.k, s.vma, buf[i], m, write) : 0;
+        if (h) {
+          s.k.settle_reclaim();
+          s.invariants.after_access(done + i + h);
+          i += h - 1;
+          continue;
+        }
+      }
       s.k.set_access_seq(done + i);
       if (read_method) {
         mm::filemap_read(s.k, s.file, (s.vma.vm_pgoff + buf[i]) << mm::kPageShift, read_size);

@@ -54,6 +54,8 @@ class TimelineSampler {
     if (on_ && (done >= next_access_ || k_.now_ns() >= next_ns_)) [[unlikely]]
       sample(done);
   }
+  // Whether it samples at all (accesses may then be replayed in batches).
+  bool on() const { return on_; }
   // The last sample (if the run has not just taken it), and the timeline.
   Timeline finish(uint64_t done);
 

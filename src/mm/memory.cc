@@ -446,6 +446,51 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   }
 }
 
+uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool write) {
+  struct Stretch {
+    uint64_t first, last;
+    uint8_t pte;
+  };
+  absl::InlinedVector<Stretch, 8> hits;
+  const uint64_t end = std::min(vpage + n, vma.ptes.size());
+  uint64_t next = vpage;  // the first page not yet known to hit
+  vma.ptes.for_each_set_while(vpage, end, [&](uint64_t a, uint64_t b, uint8_t pte) {
+    if (a != next || !(pte & kPtePresent) || (write && !(pte & kPteWrite))) return false;
+    hits.push_back({a, b, pte});
+    next = b;
+    return true;
+  });
+  // The page walk stops at an empty PMD: no page table, no PTE.
+  for (uint64_t v = vpage; v < next; v = (vma.vpn(v) | (kPtrsPerPte - 1)) + 1 - vma.vpn(0)) {
+    if (vma.pmd_none(v)) {
+      next = v;
+      break;
+    }
+  }
+  if (next == vpage) return 0;
+  const uint8_t bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
+  uint64_t first_touches = 0;
+  for (const Stretch& h : hits) {
+    const uint64_t last = std::min(h.last, next);
+    if (h.first >= last) break;
+    if ((h.pte | bits) != h.pte) vma.ptes.set_range(h.first, last - h.first, h.pte | bits);
+    if (vma.vm_file && !(h.pte & kPteAnon)) {
+      first_touches +=
+          vma.vm_file->mapping->touch_cached(vma.vm_pgoff + h.first, vma.vm_pgoff + last);
+    }
+  }
+  const uint64_t done = next - vpage;
+  k.vmstat().inc(VmEvent::accesses, done);
+  k.vmstat().inc(VmEvent::pte_hits, done);
+  if (first_touches) k.vmstat().inc(VmEvent::pages_touched, first_touches);
+  if (vma.vm_file) {
+    k.access_pages(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage, done);
+  } else {
+    k.cpu_work(CpuCost::access_ns, done);
+  }
+  return done;
+}
+
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
   for (int round = 0;; ++round) {

@@ -21,6 +21,12 @@ struct VmFault {
 // the PTE allows it, otherwise the fault path until the access can complete.
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write);
 
+// handle_access() of up to n accesses to pages vpage, vpage + 1, ... in
+// turn, as long as each finds its PTE present (and writable for a store):
+// the runs engine's PTE hits, a stretch of PTEs at a time. Returns how many
+// it handled, 0 if the first would fault. No tracepoint fires on a hit.
+uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool write);
+
 // do_user_addr_fault(): the per-VMA-lock attempt, then mmap_lock attempts
 // with FAULT_FLAG_TRIED as the kernel sets it. Returns the final result.
 vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write);

@@ -347,6 +347,18 @@ class Kernel {
       wait_on_read_slow(ino, index, nr);
   }
 
+  // nr loads or stores through present PTEs, one after another, to pages
+  // [index, index + nr) of inode ino: each waits for its page's read if
+  // that is still in flight, then takes access_ns.
+  void access_pages(uint32_t ino, pgoff_t index, uint64_t nr) {
+    uint64_t i = 0;
+    for (; i < nr && !inflight_.empty(); ++i) {
+      wait_on_read_slow(ino, index + i, 1);
+      now_ps_ += cpu_ps_[CpuCost::access_ns];
+    }
+    now_ps_ += cpu_ps_[CpuCost::access_ns] * static_cast<int64_t>(nr - i);
+  }
+
   void set_tracer(Tracer* t) { tracer_ = t; }
   Tracer* tracer() const { return tracer_; }
   bool tracing() const { return tracer_ != nullptr; }

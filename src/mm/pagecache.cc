@@ -155,6 +155,13 @@ void AddressSpace::set_range(pgoff_t start, pgoff_t end, uint16_t bit) {
 
 bool AddressSpace::touch_runs(pgoff_t i) { return runs_->touch(i); }
 
+uint64_t AddressSpace::touch_cached(pgoff_t first, pgoff_t last) {
+  if (runs_) return runs_->touch_cached(first, last);
+  uint64_t first_touches = 0;
+  for (pgoff_t i = first; i < last; ++i) first_touches += touch(i);
+  return first_touches;
+}
+
 // Windows of at most a few thousand pages: slots never written read as
 // zeros, and whole leaves never written are skipped.
 pgoff_t AddressSpace::next_present(pgoff_t index, pgoff_t end) const {

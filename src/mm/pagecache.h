@@ -135,6 +135,9 @@ class AddressSpace {
     s.touched = 1;
     return true;
   }
+  // touch() of every page of [first, last), all of them cached; returns how
+  // many were touched for the first time.
+  uint64_t touch_cached(pgoff_t first, pgoff_t last);
   // Forgets every touch and every kPgRaUnused: what a run counts starts here.
   void reset_touches();
   // Pages (inside EOF) of cached folios that carry kPgRaUnused.

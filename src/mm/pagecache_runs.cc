@@ -1,5 +1,7 @@
 #include "mm/pagecache_runs.h"
 
+#include <absl/container/inlined_vector.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -279,6 +281,25 @@ uint64_t FolioRuns::erase_front(pgoff_t start, FolioRun* x, pgoff_t cut) {
   xit->start = cut;
   runs_.erase(from, xit);
   return unused;
+}
+
+uint64_t FolioRuns::touch_cached(pgoff_t first, pgoff_t last) {
+  constexpr uint8_t kUsed = kTouched | kTouchedResident;
+  uint64_t before = 0;   // pages touched already
+  uint64_t settled = 0;  // pages that hold kUsed already
+  absl::InlinedVector<std::pair<pgoff_t, pgoff_t>, 4> marked;
+  page_bits_.for_each(first, last, [&](uint64_t a, uint64_t b, uint8_t v) {
+    FAULTLINE_DCHECK(find(a) && find(b - 1));
+    if (v & kTouched) before += b - a;
+    if ((v & kUsed) == kUsed) settled += b - a;
+    if (v & kMarked) marked.emplace_back(a, b);
+  });
+  if (settled < last - first) {
+    // Every page becomes kUsed, keeping its marker.
+    page_bits_.assign(first, last, kUsed);
+    for (const auto& [a, b] : marked) page_bits_.assign(a, b, kUsed | kMarked);
+  }
+  return (last - first) - before;
 }
 
 bool FolioRuns::used(pgoff_t first, pgoff_t last) const {

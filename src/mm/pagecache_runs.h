@@ -322,6 +322,10 @@ class FolioRuns {
     if (now != v) page_bits_.set(i, now);
     return !(v & kTouched);
   }
+  // touch() of every page of [first, last), all of them cached (mapped by
+  // PTEs): one pass over the bits' runs. Returns the pages touched for the
+  // first time.
+  uint64_t touch_cached(pgoff_t first, pgoff_t last);
   // Whether a page of [first, last), all cached, was touched since it was.
   bool used(pgoff_t first, pgoff_t last) const;
   // Forgets the touches of cached pages [first, last): their folios count

@@ -99,6 +99,18 @@ class PteTable {
     for_each_page(first, last, [&](uint64_t v, uint8_t p) { f(v, v + 1, p); });
   }
 
+  // The same, stopping after the first call of f that returns false.
+  template <typename F>
+  void for_each_set_while(uint64_t first, uint64_t last, F&& f) const {
+    if (last > size_) last = size_;
+    if (runs_) {
+      map_.for_each_while(first, last, f);
+      return;
+    }
+    bool go = true;
+    for_each_page(first, last, [&](uint64_t v, uint8_t p) { go = go && f(v, v + 1, p); });
+  }
+
   size_t nr_runs() const { return map_.nr_runs(); }
 
  private:

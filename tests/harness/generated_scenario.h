@@ -4,7 +4,7 @@
 // of a failing one to the smallest scenario that still fails.
 //
 // A case is one file or a set of files and streams, file systems, sizes,
-// memory limits, read_ahead_kb, fault_around_bytes, madvise and fadvise
+// memory limits, read_ahead_kb, request sizes, fault_around_bytes, madvise and fadvise
 // hints, patterns and traces, reads and writes, MAP_PRIVATE, kernel
 // profiles and switches, both model engines, with the model's invariants
 // checked every N accesses.
@@ -102,6 +102,9 @@ inline Gen generate(uint64_t seed) {
   if (limited) set("machine.memory_limit", pick("4MiB", "8MiB", "12MiB", "24MiB"));
   set("device.read_ahead_kb", pick("4", "32", "128", "512", "2048", "8192"));
   if (chance(30)) set("kernel.fault_around_bytes", pick("4096", "16384", "65536", "262144"));
+  // Requests smaller than a window: fault-around maps pages whose reads are
+  // still in flight, and later loads through their PTEs wait for them.
+  if (chance(25)) set("device.max_sectors_kb", pick("4", "16", "64"));
   if (chance(30)) set("file.large_folios", pick("auto", "on", "off"));
   if (chance(20)) set("file.cache", pick("warm-read", "warm-write"));
   for (const char* sw : {"kernel.mmap_miss_p1", "kernel.mmap_miss_p2", "kernel.ra_order_plus2",
