@@ -136,6 +136,26 @@ class Replay {
     }
   }
 
+  // Touches of n consecutive pages of one mapping by one task, the first
+  // being e (the caller has checked the rest), taken as PTE hits as long
+  // as they hit (mm::handle_pte_hits): how many were. 0: e is replayed alone.
+  uint64_t touch_hits(const Event& e, uint64_t n) {
+    mm::Vma* vma = vma_of(e);
+    if (!vma || e.offset >= vma->nr_pages()) return 0;
+    n = std::min(n, vma->nr_pages() - e.offset);
+    if (vma->vm_file) {
+      const uint64_t pages = vma->vm_file->mapping->nr_pages();
+      if (vma->vm_pgoff + e.offset >= pages) return 0;
+      n = std::min(n, pages - (vma->vm_pgoff + e.offset));
+    }
+    const uint32_t file = file_of(e);
+    if (file != current_) {
+      flush();
+      current_ = file;
+    }
+    return mm::handle_pte_hits(k_, *vma, e.offset, n, e.write);
+  }
+
   // The last flush, then the readahead each file still holds untouched at
   // the end (model.ra_wasted_unused), in its share and in the run's.
   void finish() {
@@ -338,10 +358,34 @@ Result<RunResult> replay_recording(const Config& cfg, mm::Tracer* tracer,
   });
   InvariantCheck invariants(cfg.model.invariants, k, [&replay] { return replay.mms(); });
   k.set_tracer(tracer);
+  // As in the serial engine, the runs engine takes a stretch of touches of
+  // consecutive pages that hit present PTEs as one step.
+  const bool batch_hits = k.runs() && !timeline.on();
+  auto continues = [](const Event& a, const Event& b) {
+    return b.op == EventOp::kTouch && b.task == a.task && b.map == a.map && b.write == a.write &&
+           b.offset == a.offset + 1;
+  };
   std::vector<Event> batch(4096);
   uint64_t done = 0;
   while (const size_t n = (*reader)->next(batch)) {
+    size_t stretch_end = 0;  // batch[i, stretch_end) continue each other
     for (size_t i = 0; i < n; ++i) {
+      if (batch_hits && batch[i].op == EventOp::kTouch) {
+        if (i >= stretch_end) {
+          stretch_end = i + 1;
+          while (stretch_end < n && continues(batch[stretch_end - 1], batch[stretch_end])) {
+            ++stretch_end;
+          }
+        }
+        const uint64_t m = std::min<uint64_t>(stretch_end - i, invariants.until_due(done + i));
+        const uint64_t h = m > 1 ? replay.touch_hits(batch[i], m) : 0;
+        if (h) {
+          k.settle_reclaim();
+          invariants.after_access(done + i + h);
+          i += h - 1;
+          continue;
+        }
+      }
       k.set_access_seq(done + i);
       replay.apply(batch[i]);
       k.settle_reclaim();
