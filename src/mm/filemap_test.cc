@@ -771,5 +771,38 @@ TEST(MadvHugepage, ThpReadAroundDoesNotDependOnLargeFolios) {
   EXPECT_EQ(m.pgpgin_kb(), 4096u);
 }
 
+// --- loads through present PTEs, a stretch at a time ---------------------------
+
+// handle_pte_hits over a stretch is handle_access of each page in turn: the
+// same counters, PTEs, page touches and clock, to the picosecond. Requests
+// of 4 pages make fault-around (16 pages) map pages whose reads are still
+// in flight, so some of the loads wait; a private copy among them is a hit
+// that touches no file page, and a page touched before is not touched for
+// the first time again; the stretch ends at the first page that would
+// fault.
+TEST(PteHits, AStretchIsEachLoadInTurn) {
+  const ModelSetup setup =
+      ModelSetup().bytes(64 * kMiB).ra(32).io(4).order(0).flags(VM_READ | VM_WRITE);
+  Model one(setup), each(setup);
+  for (Model* m : {&one, &each}) {
+    m->touch(0);  // read-around [0, 32), fault-around maps [0, 16)
+    m->write(5);  // a private copy of page 5
+    m->touch(3);  // a hit: page 3 is touched before the stretch
+  }
+  const VmStat before = one.k().vmstat();
+  EXPECT_EQ(handle_pte_hits(one.k(), one.vma(), 1, 40, /*write=*/false), 15u);
+  for (uint64_t v = 1; v < 16; ++v) each.touch(v);
+  EXPECT_EQ(one.k().vmstat().v, each.k().vmstat().v);
+  EXPECT_EQ(one.k().now_ps(), each.k().now_ps());
+  EXPECT_GT((one.k().vmstat() - before)[VmEvent::io_wait_ns], 0u);
+  EXPECT_EQ((one.k().vmstat() - before)[VmEvent::pages_touched], 13u);  // 1-15 but 3 and 5
+  for (uint64_t v = 0; v < 40; ++v) EXPECT_EQ(one.vma().ptes[v], each.vma().ptes[v]) << v;
+  // Page 16 has no PTE: nothing to take, and nothing changes.
+  EXPECT_EQ(handle_pte_hits(one.k(), one.vma(), 16, 8, /*write=*/false), 0u);
+  EXPECT_EQ(one.k().vmstat().v, each.k().vmstat().v);
+  // A store through a read-only PTE faults (do_wp_page): not a hit.
+  EXPECT_EQ(handle_pte_hits(one.k(), one.vma(), 1, 4, /*write=*/true), 0u);
+}
+
 }  // namespace
 }  // namespace faultline::mmtest
