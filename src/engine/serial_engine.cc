@@ -51,10 +51,10 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
   const uint64_t read_size = s.cfg.access.read_size;
   const uint64_t dontneed_every = s.cfg.access.dontneed_every;
   // The runs engine takes a stretch of consecutive pages whose PTEs are
-  // present as one step (handle_pte_hits), where nothing is sampled or
-  // checked between its accesses; the per-page engine, the reference, takes
-  // every access alone.
-  const bool batch_hits = s.k.runs() && !read_method && !dontneed_every && !s.timeline.on();
+  // present as one step (handle_pte_hits), ending where an invariant check
+  // or a MADV_DONTNEED is due (with a timeline, every access is sampled
+  // alone); the per-page engine, the reference, takes every access alone.
+  const bool batch_hits = s.k.runs() && !read_method && !s.timeline.on();
   std::array<uint64_t, 4096> buf;
   uint64_t done = 0;
   while (const size_t n = (*gen)->next(buf)) {
@@ -65,9 +65,14 @@ Status replay_stream(Stream& s, const workload::AccessSpec& spec) {
           stretch_end = i + 1;
           while (stretch_end < n && buf[stretch_end] == buf[stretch_end - 1] + 1) ++stretch_end;
         }
-        const uint64_t m = std::min<uint64_t>(stretch_end - i, s.invariants.until_due(done + i));
+        uint64_t m = std::min<uint64_t>(stretch_end - i, s.invariants.until_due(done + i));
+        if (dontneed_every) m = std::min(m, dontneed_every - (done + i) % dontneed_every);
         const uint64_t h = m > 1 ? mm::handle_pte_hits(s.k, s.vma, buf[i], m, write) : 0;
         if (h) {
+          if (dontneed_every && (done + i + h) % dontneed_every == 0) {
+            s.k.set_access_seq(done + i + h - 1);  // the zap follows the stretch's last load
+            mm::do_madvise(s.k, s.vma, 0, s.map_pages, mm::Madvise::kDontneed);
+          }
           s.k.settle_reclaim();
           s.invariants.after_access(done + i + h);
           i += h - 1;
