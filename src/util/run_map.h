@@ -192,13 +192,10 @@ class RunMap {
   // to it, in index order. f may not change the map.
   template <typename F>
   void for_each(uint64_t first, uint64_t last, F&& f) const {
-    auto it = runs_.upper_bound(first);
-    if (it != runs_.begin()) --it;
-    for (; it != runs_.end() && it->start < last; ++it) {
-      const uint64_t s = it->start > first ? it->start : first;
-      const uint64_t e = it->end() < last ? it->end() : last;
-      if (s < e) f(s, e, it->v());
-    }
+    for_each_while(first, last, [&f](uint64_t s, uint64_t e, V v) {
+      f(s, e, v);
+      return true;
+    });
   }
   // The same, stopping after the first call of f that returns false.
   template <typename F>
