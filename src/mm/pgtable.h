@@ -67,6 +67,7 @@ class PteTable {
     for_each_page(first, last, [&](uint64_t v, uint8_t p) {
       const uint8_t q = f(p);
       if (q != p) pages_.mut(v) = q;
+      return true;
     });
   }
 
@@ -78,12 +79,10 @@ class PteTable {
       return n < limit ? n : limit;
     }
     uint64_t found = limit;
-    for_each_page(
-        v, limit,
-        [&](uint64_t at, uint8_t) {
-          if (found == limit) found = at;
-        },
-        /*first_only=*/true);
+    for_each_page(v, limit, [&](uint64_t at, uint8_t) {
+      found = at;
+      return false;
+    });
     return found;
   }
 
@@ -96,7 +95,10 @@ class PteTable {
       for_each_run(first, last, f);
       return;
     }
-    for_each_page(first, last, [&](uint64_t v, uint8_t p) { f(v, v + 1, p); });
+    for_each_page(first, last, [&](uint64_t v, uint8_t p) {
+      f(v, v + 1, p);
+      return true;
+    });
   }
 
   // The same, stopping after the first call of f that returns false.
@@ -107,8 +109,7 @@ class PteTable {
       map_.for_each_while(first, last, f);
       return;
     }
-    bool go = true;
-    for_each_page(first, last, [&](uint64_t v, uint8_t p) { go = go && f(v, v + 1, p); });
+    for_each_page(first, last, [&](uint64_t v, uint8_t p) { return f(v, v + 1, p); });
   }
 
   size_t nr_runs() const { return map_.nr_runs(); }
@@ -162,9 +163,9 @@ class PteTable {
   }
 
   // f(v, pte) for each non-zero PTE of [first, last) of the per-page array,
-  // skipping leaves never written; with first_only, the first one only.
+  // skipping leaves never written, until f returns false.
   template <typename F>
-  void for_each_page(uint64_t first, uint64_t last, F&& f, bool first_only = false) const {
+  void for_each_page(uint64_t first, uint64_t last, F&& f) const {
     using Pages = util::SparseArray<uint8_t, kPmdShift - kPageShift>;
     for (uint64_t v = first; v < last;) {
       const uint8_t* leaf = pages_.leaf(v);
@@ -176,8 +177,7 @@ class PteTable {
       for (; v < leaf_end; ++v) {
         const uint8_t p = leaf[v & Pages::kLeafMask];
         if (!p) continue;
-        f(v, p);
-        if (first_only) return;
+        if (!f(v, p)) return;
       }
     }
   }
