@@ -54,11 +54,7 @@ class Replay {
   }
 
   void apply(const Event& e) {
-    const uint32_t file = file_of(e);
-    if (file != current_) {
-      flush();
-      current_ = file;
-    }
+    switch_to(file_of(e));
     switch (e.op) {
       case EventOp::kTaskStart:
         task_start(e);
@@ -116,9 +112,8 @@ class Replay {
         mm::filemap_read(k_, *handles_[e.handle], e.offset, e.length);
         break;
       case EventOp::kTouch: {
-        mm::Vma* vma = vma_of(e);
-        if (!vma || e.offset >= vma->nr_pages() ||
-            (vma->vm_file && vma->vm_pgoff + e.offset >= vma->vm_file->mapping->nr_pages())) {
+        mm::Vma* vma = nullptr;
+        if (!touchable(e, &vma)) {
           ++skipped_;  // the program would have had SIGSEGV or SIGBUS
           break;
         }
@@ -140,20 +135,11 @@ class Replay {
   // being e (the caller has checked the rest), taken as PTE hits as long
   // as they hit (mm::handle_pte_hits): how many were. 0: e is replayed alone.
   uint64_t touch_hits(const Event& e, uint64_t n) {
-    mm::Vma* vma = vma_of(e);
-    if (!vma || e.offset >= vma->nr_pages()) return 0;
-    n = std::min(n, vma->nr_pages() - e.offset);
-    if (vma->vm_file) {
-      const uint64_t pages = vma->vm_file->mapping->nr_pages();
-      if (vma->vm_pgoff + e.offset >= pages) return 0;
-      n = std::min(n, pages - (vma->vm_pgoff + e.offset));
-    }
-    const uint32_t file = file_of(e);
-    if (file != current_) {
-      flush();
-      current_ = file;
-    }
-    return mm::handle_pte_hits(k_, *vma, e.offset, n, e.write);
+    mm::Vma* vma = nullptr;
+    const uint64_t room = touchable(e, &vma);
+    if (!room) return 0;
+    switch_to(file_of(e));
+    return mm::handle_pte_hits(k_, *vma, e.offset, std::min(n, room), e.write);
   }
 
   // The last flush, then the readahead each file still holds untouched at
@@ -219,6 +205,27 @@ class Replay {
     uint64_t n = 0;
     for (const Process& p : procs_) n += major ? p.mm->maj_flt : p.mm->min_flt;
     return n;
+  }
+
+  // The pages from a touch's page on that lie inside both its mapping (*vma)
+  // and its file; 0: the touch itself is outside one of them.
+  uint64_t touchable(const Event& e, mm::Vma** vma) {
+    *vma = vma_of(e);
+    if (!*vma || e.offset >= (*vma)->nr_pages()) return 0;
+    uint64_t room = (*vma)->nr_pages() - e.offset;
+    if ((*vma)->vm_file) {
+      const uint64_t pages = (*vma)->vm_file->mapping->nr_pages();
+      const uint64_t at = (*vma)->vm_pgoff + e.offset;
+      room = at < pages ? std::min(room, pages - at) : 0;
+    }
+    return room;
+  }
+
+  // Counters from here on go to `file`'s share.
+  void switch_to(uint32_t file) {
+    if (file == current_) return;
+    flush();
+    current_ = file;
   }
 
   void flush() {
