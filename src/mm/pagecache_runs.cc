@@ -9,10 +9,14 @@
 
 namespace faultline::mm {
 
+FolioRuns::~FolioRuns() {
+  for (void* chunk : chunks_) chunk_arena_.deallocate(chunk, kRunChunkBytes, kRunChunkBytes);
+}
+
 FolioRun* FolioRuns::alloc() {
   if (!free_) {
-    void* chunk = ::operator new (kRunChunkBytes, std::align_val_t{kRunChunkBytes});
-    chunks_.emplace_back(chunk);
+    void* chunk = chunk_arena_.allocate(kRunChunkBytes, kRunChunkBytes);
+    chunks_.push_back(chunk);
     *static_cast<AddressSpace**>(chunk) = owner_;
     auto* runs = static_cast<FolioRun*>(chunk) + 1;
     for (size_t i = kChunk; i-- > 0;) release(new (&runs[i]) FolioRun);

@@ -28,6 +28,7 @@
 #include "mm/types.h"
 #include "util/btree.h"
 #include "util/check.h"
+#include "util/node_arena.h"
 #include "util/run_map.h"
 
 namespace faultline::mm {
@@ -144,7 +145,12 @@ class RunList {
 class FolioRuns {
  public:
   FolioRuns(AddressSpace* owner, pgoff_t nr_pages, bool shmem)
-      : owner_(owner), nr_pages_(nr_pages), shmem_(shmem) {}
+      : owner_(owner),
+        nr_pages_(nr_pages),
+        shmem_(shmem),
+        runs_(util::ByStart<RunRef>(), util::ArenaAllocator<RunRef>(&arena_)),
+        shadows_(util::ByStart<ShadowRun>(), util::ArenaAllocator<ShadowRun>(&arena_)) {}
+  ~FolioRuns();
   FolioRuns(const FolioRuns&) = delete;
   FolioRuns& operator=(const FolioRuns&) = delete;
 
@@ -362,6 +368,9 @@ class FolioRuns {
   AddressSpace* owner_;
   pgoff_t nr_pages_;
   bool shmem_;
+  // The run index's and the shadows' nodes; the chunks of runs (apart,
+  // so that aligning a chunk leaves no gap among nodes).
+  util::NodeArena arena_, chunk_arena_;
   FolioRun* alloc();
   void release(FolioRun* r);
 
@@ -372,22 +381,20 @@ class FolioRuns {
     mutable pgoff_t start;
     FolioRun* run;
   };
-  using RunIndex = util::BtreeSet<RunRef, util::ByStart<RunRef>>;
+  using RunIndex = util::BtreeSet<RunRef, util::ByStart<RunRef>, util::ArenaAllocator<RunRef>>;
   RunIndex::iterator absorb(FolioRun* a, RunIndex::iterator b);
   // Merges the run at it with its neighbours (merge()); returns the entry
   // after the merged run.
   RunIndex::iterator merge_at(RunIndex::iterator it);
   RunIndex::iterator emplace_run(pgoff_t start, uint32_t nr, unsigned order, uint16_t flags);
   RunIndex runs_;
-  // The runs of a chunk: its first slot is the owner's address.
+  // The runs of a chunk (taken from chunk_arena_, kept until the end): its
+  // first slot is the owner's address.
   static constexpr size_t kChunk = kRunChunkBytes / sizeof(FolioRun) - 1;
-  struct ChunkFree {
-    void operator()(void* p) const { ::operator delete (p, std::align_val_t{kRunChunkBytes}); }
-  };
-  std::vector<std::unique_ptr<void, ChunkFree>> chunks_;
+  std::vector<void*> chunks_;
   FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
   FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
-  util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>> shadows_;
+  util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>, util::ArenaAllocator<ShadowRun>> shadows_;
   // Clears kTouchedResident and kMarked on [start, end), whose folios (the
   // runs [from, to)) go; returns the pages below nr_pages_ of those that
   // were kPgRaUnused.

@@ -22,10 +22,9 @@ namespace faultline::util {
 
 inline constexpr size_t kBtreeNodeBytes = 1024;
 
-template <typename Key, typename Compare = std::less<Key>>
-using BtreeSet = absl::container_internal::btree_set_container<
-    absl::container_internal::btree<absl::container_internal::set_params<
-        Key, Compare, std::allocator<Key>, kBtreeNodeBytes, /*IsMulti=*/false>>>;
+template <typename Key, typename Compare = std::less<Key>, typename Alloc = std::allocator<Key>>
+using BtreeSet = absl::container_internal::btree_set_container<absl::container_internal::btree<
+    absl::container_internal::set_params<Key, Compare, Alloc, kBtreeNodeBytes, /*IsMulti=*/false>>>;
 
 template <typename Key, typename Value, typename Compare = std::less<Key>>
 using BtreeMap = absl::container_internal::btree_map_container<

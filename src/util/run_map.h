@@ -22,10 +22,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <type_traits>
 
 #include "util/btree.h"
 #include "util/check.h"
+#include "util/node_arena.h"
 
 namespace faultline::util {
 
@@ -37,6 +39,26 @@ class RunMap {
   static constexpr uint64_t kEnd = ~uint64_t{0};
   // Indices are below this.
   static constexpr uint64_t kLimit = uint64_t{1} << 56;
+
+  RunMap() : arena_(std::make_unique<NodeArena>()), runs_(ByStart<Run>(), Alloc(arena_.get())) {}
+  RunMap(RunMap&& o) : RunMap() { swap(o); }
+  RunMap& operator=(RunMap&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  RunMap(const RunMap& o) : RunMap() { runs_.insert(o.runs_.begin(), o.runs_.end()); }
+  RunMap& operator=(const RunMap& o) {
+    if (this != &o) {
+      RunMap copy(o);
+      swap(copy);
+    }
+    return *this;
+  }
+  // Exchanges the runs, with the arenas that hold them.
+  void swap(RunMap& o) noexcept {
+    arena_.swap(o.arena_);
+    runs_.swap(o.runs_);
+  }
 
   // The value at i.
   V get(uint64_t i) const {
@@ -238,10 +260,12 @@ class RunMap {
     void set_v(V v) const { end_v = (end_v & ~uint64_t{0xff}) | static_cast<uint8_t>(v); }
   };
   static_assert(sizeof(Run) == 16);
-  using Set = BtreeSet<Run, ByStart<Run>>;
+  using Alloc = ArenaAllocator<Run>;
+  using Set = BtreeSet<Run, ByStart<Run>, Alloc>;
 
   using Iter = typename Set::const_iterator;
 
+  std::unique_ptr<NodeArena> arena_;  // the nodes of runs_
   Set runs_;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/enum_names.h"
+#include "util/node_arena.h"
 #include "util/process.h"
 #include "util/random.h"
 #include "util/run_map.h"
@@ -131,6 +132,53 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
     EXPECT_EQ(covered, static_cast<uint64_t>(std::count_if(dense.begin(), dense.end(),
                                                            [](uint8_t x) { return x != 0; })));
   }
+}
+
+TEST(RunMap, CopiesAndMovesOwnTheirRuns) {
+  util::RunMap<uint8_t> a;
+  for (uint64_t i = 0; i < 5000; ++i) a.assign(i * 4, i * 4 + 2, static_cast<uint8_t>(1 + i % 3));
+  util::RunMap<uint8_t> b(a);  // a copy: its own nodes
+  a.assign(0, 20000, 0);
+  EXPECT_EQ(a.nr_runs(), 0u);
+  ASSERT_EQ(b.nr_runs(), 5000u);
+  util::RunMap<uint8_t> c(std::move(b));
+  b = util::RunMap<uint8_t>();  // the moved-from map is usable again
+  b.set(7, 2);
+  EXPECT_EQ(b.nr_runs(), 1u);
+  {
+    util::RunMap<uint8_t> d;
+    d.set(3, 1);
+    c = std::move(d);  // what c held dies with d
+  }
+  EXPECT_EQ(c.get(3), 1);
+  EXPECT_EQ(c.nr_runs(), 1u);
+  b = c;
+  c.set(3, 0);
+  EXPECT_EQ(b.get(3), 1);
+}
+
+TEST(NodeArena, TakesHugeBlocksPastItsFirstTwoMegabytes) {
+  util::NodeArena arena;
+  constexpr size_t kNode = 1536;
+  std::vector<char*> pieces;
+  for (int i = 0; i < 5000; ++i) {  // 7.3 MiB of nodes
+    auto* p = static_cast<char*>(arena.allocate(kNode));
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % util::NodeArena::kGrain, 0u);
+    std::fill(p, p + kNode, static_cast<char>(i));
+    pieces.push_back(p);
+  }
+  for (int i = 0; i < 5000; ++i) ASSERT_EQ(pieces[i][kNode - 1], static_cast<char>(i));
+  // 2 MiB from malloc, then 5.3 MiB in blocks of 2 MiB.
+  EXPECT_EQ(arena.huge_blocks(), 3u);
+  // A piece of a block freed is the next one handed out; one from malloc
+  // goes back to it.
+  arena.deallocate(pieces.back(), kNode);
+  EXPECT_EQ(arena.allocate(kNode), pieces.back());
+  arena.deallocate(pieces.front(), kNode);
+  void* chunk = arena.allocate(32 << 10, 32 << 10);  // a piece with an alignment of its own
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(chunk) % (32 << 10), 0u);
+  arena.deallocate(chunk, 32 << 10, 32 << 10);
+  for (size_t i = 1; i < pieces.size(); ++i) arena.deallocate(pieces[i], kNode);
 }
 
 TEST(SparseArray, HoldsOnlyWhatWasWritten) {

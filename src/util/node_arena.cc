@@ -1,0 +1,74 @@
+#include "util/node_arena.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+
+namespace faultline::util {
+
+NodeArena::~NodeArena() {
+  for (const uintptr_t b : blocks_) munmap(reinterpret_cast<void*>(b), kHugeBytes);
+}
+
+void NodeArena::new_block() {
+  // A huge page more than needed, both ends trimmed to alignment.
+  const size_t span = 2 * kHugeBytes;
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto lo = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t at = (lo + kHugeBytes - 1) & ~uintptr_t{kHugeBytes - 1};
+  if (at > lo) munmap(raw, at - lo);
+  if (lo + span > at + kHugeBytes) {
+    munmap(reinterpret_cast<void*>(at + kHugeBytes), lo + span - at - kHugeBytes);
+  }
+  // Advice only: without THP (or with it off) the block is plain pages.
+  madvise(reinterpret_cast<void*>(at), kHugeBytes, MADV_HUGEPAGE);
+  blocks_.push_back(at);
+  frames_.insert(at);
+  cur_ = at;
+  end_ = at + kHugeBytes;
+}
+
+void* NodeArena::allocate(size_t bytes, size_t align) {
+  bytes = grain(bytes);
+  if (heap_bytes_ + bytes <= kHugeBytes) {
+    heap_bytes_ += bytes;
+    return ::operator new (bytes, std::align_val_t{std::max(align, kGrain)});
+  }
+  if (align <= kGrain) {
+    for (FreeList& f : free_) {
+      if (f.bytes != bytes || !f.head) continue;
+      void* p = f.head;
+      f.head = *static_cast<void**>(p);
+      return p;
+    }
+  }
+  uintptr_t at = (cur_ + align - 1) & ~uintptr_t{align - 1};
+  if (cur_ == 0 || at + bytes > end_) {
+    new_block();
+    at = (cur_ + align - 1) & ~uintptr_t{align - 1};
+  }
+  cur_ = at + bytes;
+  return reinterpret_cast<void*>(at);
+}
+
+void NodeArena::deallocate(void* p, size_t bytes, size_t align) noexcept {
+  bytes = grain(bytes);
+  const auto frame = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kHugeBytes - 1};
+  if (!frames_.contains(frame)) {
+    heap_bytes_ -= bytes;
+    ::operator delete (p, std::align_val_t{std::max(align, kGrain)});
+    return;
+  }
+  auto it =
+      std::find_if(free_.begin(), free_.end(), [&](const FreeList& f) { return f.bytes == bytes; });
+  if (it == free_.end()) {
+    free_.push_back(FreeList{bytes, nullptr});  // a B-tree has a few node sizes
+    it = std::prev(free_.end());
+  }
+  *static_cast<void**>(p) = it->head;
+  it->head = p;
+}
+
+}  // namespace faultline::util
