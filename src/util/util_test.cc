@@ -181,6 +181,28 @@ TEST(NodeArena, TakesHugeBlocksPastItsFirstTwoMegabytes) {
   for (size_t i = 1; i < pieces.size(); ++i) arena.deallocate(pieces[i], kNode);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAULTLINE_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULTLINE_TEST_ASAN 1
+#endif
+#ifdef FAULTLINE_TEST_ASAN
+// Under AddressSanitizer a freed piece of a block reads as freed memory.
+TEST(NodeArenaDeathTest, AFreedPieceOfABlockIsPoisoned) {
+  util::NodeArena arena;
+  std::vector<void*> pieces;
+  while (arena.huge_blocks() == 0) pieces.push_back(arena.allocate(1024));
+  auto* p = static_cast<volatile char*>(pieces.back());
+  p[100] = 1;
+  arena.deallocate(pieces.back(), 1024);
+  EXPECT_DEATH(p[100] = 2, "use-after-poison");
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) arena.deallocate(pieces[i], 1024);
+}
+#endif
+
 TEST(SparseArray, HoldsOnlyWhatWasWritten) {
   util::SparseArray<uint8_t, 9> a(uint64_t{1} << 30);  // 4 TiB worth of 4 KiB pages
   EXPECT_EQ(a[12345], 0);
