@@ -17,11 +17,12 @@ hop count, not fitted); this fits the three costs left:
 by bisection (each rate falls as its cost grows), and prints what the
 profile then predicts for every cell of both tables, the gains included.
 
-    bench/seed2_epyc_fit.py [FAULTLINE] [--write] [--read-hold=F]
+    bench/seed2_epyc_fit.py [FAULTLINE] [--write] [--read-hold=F] [--spread=F]
 
 --write stores the three fitted values in machines/epyc-9634.toml;
---read-hold=F fits with smp.line_read_hold = F instead of the profile's
-(how much the predictions depend on it). About 2 seconds on 2 cores.
+--read-hold=F and --spread=F fit with smp.line_read_hold or
+smp.line_spread = F instead of the profile's (how much the predictions
+depend on them). About 7 seconds on 2 cores.
 """
 import csv
 import io
@@ -79,6 +80,8 @@ def main():
     for a in sys.argv[1:]:
         if a.startswith("--read-hold="):
             keys["smp.line_read_hold"] = float(a.split("=", 1)[1])
+        if a.startswith("--spread="):
+            keys["smp.line_spread"] = float(a.split("=", 1)[1])
     for _ in range(3):  # each fit barely moves the others; three rounds settle them
         for key, lo, hi, case in FITS:
             keys[key] = bisect(binary, keys, key, lo, hi, case, PUBLISHED[case][0])

@@ -199,8 +199,9 @@ struct Config {
 
 // The largest model.repetitions.
 inline constexpr uint32_t kMaxRepetitions = 1000;
-// Whether the accesses of a run depend on access.seed (a random pattern of
-// the stream or of one of [[streams]]); repetitions of others are identical.
+// Whether a run depends on access.seed (a random pattern of the stream or
+// of one of [[streams]], or the concurrent engine's timed order with
+// smp.line_spread); repetitions of others are identical.
 bool depends_on_seed(const Config& c);
 // The configuration of repetition k (0-based): every seed of the run plus k
 // (access.seed, and each stream's own seed where it has one).

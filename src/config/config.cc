@@ -628,6 +628,10 @@ static Status validate_entries(const Config& c) {
 bool depends_on_seed(const Config& c) {
   using workload::Kind;
   using workload::Pattern;
+  if (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault) {
+    // The concurrent engine: its timed order draws each transfer's time.
+    return c.access.interleave == Interleave::kTimed && c.smp.line_spread > 0;
+  }
   if (c.access.workload != Kind::kStream) return false;
   if (c.streams.empty()) return c.access.pattern == Pattern::kRandom;
   return std::any_of(c.streams.begin(), c.streams.end(), [](const StreamDecl& s) {
@@ -675,6 +679,9 @@ Status validate(const Config& c) {
   FAULTLINE_SMP_COSTS(FAULTLINE_X)
 #undef FAULTLINE_X
   if (c.smp.line_read_hold > 1) return err("smp.line_read_hold: a fraction, at most 1");
+  if (c.smp.line_spread > 0.5) {
+    return err("smp.line_spread: a coefficient of variation, at most 0.5");
+  }
   if (c.mapping.offset % 4096) return err("mapping.offset: must be a multiple of 4096");
   if (c.mapping.offset >= c.file.size) return err("mapping.offset: beyond the end of the file");
   if (c.mapping.length % 4096) return err("mapping.length: must be a multiple of 4096");

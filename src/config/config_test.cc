@@ -113,6 +113,15 @@ TEST(Limits, ConcurrentWorkloadKeys) {
   expect_invalid(c, "smp.line_read_hold: a fraction, at most 1");
   ASSERT_TRUE(set_key(c, "smp.line_read_hold", "0").ok());
   EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  // A spread of transfer times makes the timed order depend on the seed.
+  EXPECT_FALSE(depends_on_seed(c));
+  ASSERT_TRUE(set_key(c, "smp.line_spread", "0.6").ok());
+  expect_invalid(c, "smp.line_spread: a coefficient of variation, at most 0.5");
+  ASSERT_TRUE(set_key(c, "smp.line_spread", "0.1").ok());
+  EXPECT_TRUE(validate(c).ok()) << validate(c).message();
+  EXPECT_TRUE(depends_on_seed(c));
+  ASSERT_TRUE(set_key(c, "access.interleave", "lockstep").ok());
+  EXPECT_FALSE(depends_on_seed(c));
 }
 
 // The device's times are durations: none may be negative.

@@ -63,6 +63,7 @@ smp::WorldSpec make_spec(const Config& cfg) {
   s.real_work = cfg.access.interleave == Interleave::kReal;
   s.rss_batch = mm::percpu_counter_batch(cfg.machine.cpus ? cfg.machine.cpus : s.nr_cpus);
   s.costs = cfg.smp;
+  s.seed = cfg.access.seed;
   s.access_ns = cfg.cpu.access_ns;
   s.domains = task_domains(cfg);
   return s;

@@ -43,6 +43,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/random.h"
+
 namespace faultline::mm {
 
 using LineId = uint32_t;
@@ -119,6 +121,11 @@ struct CpuCtx {
   // The part of a read miss's cost during which the line serves no other
   // request (smp.line_read_hold); a write holds it for the whole cost.
   double read_hold = 1;
+  // With timing on: each transfer costs its cost times a factor drawn from
+  // rng, uniform with mean 1 and coefficient of variation `spread`
+  // (smp.line_spread; 0: exactly its cost).
+  double spread = 0;
+  Rng rng{0, 0};
   // Timing of transfers against each other (CoherenceTracker::occupy):
   // off in the interleavings without a common clock.
   bool timed = false;
@@ -147,10 +154,15 @@ struct CpuCtx {
       case LineOutcome::kHit:
         return;
     }
-    const double cost = far ? far_ns : near_ns;
+    double cost = far ? far_ns : near_ns;
     if (!timed) {
       step_transfer_ns += cost;
       return;
+    }
+    if (spread > 0) {
+      // Uniform on [1 - a, 1 + a], whose coefficient of variation is a / sqrt(3).
+      const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+      cost *= 1 + spread * 1.7320508075688772 * (2 * u - 1);
     }
     const double asked = now_ns + step_transfer_ns;
     const double start = coh->occupy(line, asked, write ? cost : cost * read_hold);

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 namespace faultline::mm {
 namespace {
 
@@ -125,6 +128,50 @@ TEST(Coherence, AReadMissHoldsTheLineForPartOfItsTransfer) {
     c[0].write(l);  // waits for the whole of the write before it
     EXPECT_EQ(c[0].step_transfer_ns, 100 * hold + 200);
   }
+}
+
+// With a spread, each transfer costs its cost times a factor drawn
+// uniformly with mean 1 and that coefficient of variation: the factors stay
+// within 1 +- sqrt(3) x spread, average 1, and repeat for the same seed.
+TEST(Coherence, ASpreadDrawsEachTransfersTimeAroundItsCost) {
+  auto costs = [](uint64_t seed, double spread) {
+    CoherenceTracker coh(2);
+    const LineId l = coh.add_line("x");
+    CpuCtx c[2];
+    for (unsigned i = 0; i < 2; ++i) {
+      c[i].cpu = i;
+      c[i].coh = &coh;
+      c[i].near_ns = c[i].far_ns = 100;
+      c[i].timed = true;
+      c[i].spread = spread;
+      c[i].rng = Rng(seed, i);
+    }
+    std::vector<double> out;
+    double now = 0;
+    for (int k = 0; k < 4000; ++k) {
+      CpuCtx& x = c[k % 2];  // the CPUs take turns: every write is a miss
+      x.begin_step(now);
+      x.write(l);
+      if (k > 0) out.push_back(x.step_transfer_ns);
+      now += 1000;  // long after the previous transfer: no wait
+    }
+    return out;
+  };
+  for (const double t : costs(1, 0)) ASSERT_EQ(t, 100);
+  const std::vector<double> a = costs(1, 0.2), b = costs(1, 0.2), d = costs(2, 0.2);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, d);
+  double sum = 0, sq = 0;
+  for (const double t : a) {
+    ASSERT_GE(t, 100 * (1 - 0.2 * std::sqrt(3.0)));
+    ASSERT_LE(t, 100 * (1 + 0.2 * std::sqrt(3.0)));
+    sum += t;
+    sq += t * t;
+  }
+  const double mean = sum / static_cast<double>(a.size());
+  const double cv = std::sqrt(sq / static_cast<double>(a.size()) - mean * mean) / mean;
+  EXPECT_NEAR(mean, 100, 2);
+  EXPECT_NEAR(cv, 0.2, 0.01);
 }
 
 }  // namespace

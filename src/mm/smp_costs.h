@@ -17,6 +17,12 @@
 // before the data arrives; an ownership transfer (a write, an upgrade)
 // keeps the home busy until the new owner has the line. 1, the default, is
 // the simpler rule: every transfer holds the line for its whole cost.
+// line_spread is how much one transfer's time differs from the next (a
+// coefficient of variation, not nanoseconds): on a real machine the time
+// depends on where the line's home and its holder sit and on the other
+// traffic, and with every transfer exactly alike the timed interleaving
+// can lock the CPUs into one repeating order of requests that a real
+// machine never keeps. 0, the default, is that exact rule.
 #pragma once
 
 namespace faultline::mm::smp {
@@ -43,7 +49,11 @@ namespace faultline::mm::smp {
   X(line_far_ns, 100, "a cache line from another domain's cache, or invalidated there")           \
   X(line_read_hold, 1,                                                                            \
     "the part of a read miss's transfer during which the line serves no other request (a "        \
-    "fraction, 0 to 1; writes hold it for the whole transfer)")
+    "fraction, 0 to 1; writes hold it for the whole transfer)")                                   \
+  X(line_spread, 0,                                                                               \
+    "how much one transfer's time differs from the next: each is its cost times a factor drawn "  \
+    "uniformly with mean 1 and this coefficient of variation (0 to 0.5), from access.seed; 0: "   \
+    "every transfer takes exactly its cost")
 
 struct SmpCosts {
 #define FAULTLINE_X(name, ns, doc) double name = ns;

@@ -11,6 +11,9 @@ namespace {
 // Where the modelled region starts: vpn 1 << 24 (64 GiB), 2 MiB aligned.
 constexpr uint64_t kRegionBaseVpn = uint64_t{1} << 24;
 constexpr unsigned kScratchPages = 16;
+// The random streams of smp.line_spread, one per CPU from this one on
+// (util/random.h: a stream is a generator of its own for the run's seed).
+constexpr uint64_t kLineSpreadStream = 0x5350'0000;
 // Stands for generic_file_vm_ops (a file VMA with ->map_pages).
 constexpr int kFileVmOps = 0;
 
@@ -94,6 +97,8 @@ World::World(const WorldSpec& spec)
     task->cpu.near_ns = spec.costs.line_near_ns;
     task->cpu.far_ns = spec.costs.line_far_ns;
     task->cpu.read_hold = spec.costs.line_read_hold;
+    task->cpu.spread = spec.costs.line_spread;
+    task->cpu.rng = Rng(spec.seed, kLineSpreadStream + t);  // one stream per CPU
     task->mm = mms_[processes ? t : 0].get();
     task->pt = pts_[processes ? t : 0].get();
     task->slice_first = kRegionBaseVpn + (one_vma ? t * spec.slice_pages : t * stride);

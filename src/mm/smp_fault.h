@@ -57,6 +57,7 @@ struct WorldSpec {
   bool write = true;  // pft: write faults (new pages); false: zero-page reads
   KernelProfile prof;
   SmpCosts costs;
+  uint64_t seed = 1;        // access.seed: the draws of costs.line_spread
   bool track_lines = true;  // count coherence outcomes
   bool real_work = false;   // really clear a page per anonymous fault
   int32_t rss_batch = 32;   // percpu_counter_batch
