@@ -199,6 +199,10 @@ struct Config {
 
 // The largest model.repetitions.
 inline constexpr uint32_t kMaxRepetitions = 1000;
+// Whether cfg is a workload of the concurrent engine (pft, lat_pagefault:
+// tasks faulting an anonymous region or a cached file), not of the serial
+// engine's access streams.
+bool is_concurrent_workload(const Config& c);
 // Whether a run depends on access.seed (a random pattern of the stream or
 // of one of [[streams]], or the concurrent engine's timed order with
 // smp.line_spread); repetitions of others are identical.

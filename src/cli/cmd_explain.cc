@@ -91,7 +91,7 @@ std::vector<Change> changes_for(const Config& c) {
   using workload::AccessMethod;
   using workload::Kind;
   std::vector<Change> out;
-  if (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault) {
+  if (is_concurrent_workload(c)) {
     return out;  // the concurrent workloads read no file
   }
   const bool stream = c.access.workload == Kind::kStream && c.streams.empty();

@@ -625,10 +625,15 @@ static Status validate_entries(const Config& c) {
   return Status::Ok();
 }
 
+bool is_concurrent_workload(const Config& c) {
+  return c.access.workload == workload::Kind::kPft ||
+         c.access.workload == workload::Kind::kLatPagefault;
+}
+
 bool depends_on_seed(const Config& c) {
   using workload::Kind;
   using workload::Pattern;
-  if (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault) {
+  if (is_concurrent_workload(c)) {
     // The concurrent engine: its timed order draws each transfer's time.
     return c.access.interleave == Interleave::kTimed && c.smp.line_spread > 0;
   }
@@ -656,8 +661,7 @@ Status validate(const Config& c) {
   if (c.model.repetitions > kMaxRepetitions) {
     return err("model.repetitions: at most " + std::to_string(kMaxRepetitions));
   }
-  if (c.model.timeline() &&
-      (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault)) {
+  if (c.model.timeline() && is_concurrent_workload(c)) {
     return err("model.timeline: the concurrent workloads (pft, lat_pagefault) have no timeline");
   }
   if (c.file.size == 0) return err("file.size: must be greater than zero");
@@ -740,7 +744,7 @@ Status validate(const Config& c) {
   }
   if (c.access.read_size == 0) return err("access.read_size: must be greater than zero");
   if (c.access.read_size > (uint64_t{1} << 30)) return err("access.read_size: at most 1 GiB");
-  if (c.access.workload == Kind::kPft || c.access.workload == Kind::kLatPagefault) {
+  if (is_concurrent_workload(c)) {
     if (c.access.region < 4096 * uint64_t{c.access.threads}) {
       return err("access.region: at least one page per thread");
     }

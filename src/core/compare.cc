@@ -543,8 +543,7 @@ Result<std::vector<CompareCase>> compare_scenario(const Scenario& sc,
     }
     std::vector<std::pair<std::string, std::string>> compared;  // (kernel name, model name)
     for (const char* name : kCompared) compared.emplace_back(name, name);
-    if (pr.plan.cfg.access.workload == workload::Kind::kPft ||
-        pr.plan.cfg.access.workload == workload::Kind::kLatPagefault) {
+    if (is_concurrent_workload(pr.plan.cfg)) {
       // The model's rate comes from illustrative per-step costs: shown, not judged.
       compared.emplace_back("faults_per_s", "model.est_faults_per_s");
       compared.emplace_back("ns_per_fault", "model.est_ns_per_fault");

@@ -174,7 +174,7 @@ Result<std::vector<RunResult>> simulate(const std::vector<PlannedRun>& runs,
       Config cfg = job_list[j].rep == 0 ? run.cfg : with_repetition(run.cfg, job_list[j].rep);
       // The timeline, as the tracepoints, is of the planned seed only.
       if (job_list[j].rep > 0) cfg.model.timeline_accesses = 0, cfg.model.timeline_interval_s = 0;
-      engine::Engine& engine = engine::is_concurrent_workload(cfg) ? *concurrent : *serial;
+      engine::Engine& engine = is_concurrent_workload(cfg) ? *concurrent : *serial;
       auto r = engine.run(cfg, tracer.get(), [&, j](uint64_t d, uint64_t) {
         done[j].store(d, std::memory_order_relaxed);
       });

@@ -237,9 +237,4 @@ Result<RunResult> ConcurrentEngine::run(const Config& cfg, mm::Tracer* tracer,
 
 std::unique_ptr<Engine> make_concurrent_engine() { return std::make_unique<ConcurrentEngine>(); }
 
-bool is_concurrent_workload(const Config& cfg) {
-  return cfg.access.workload == workload::Kind::kPft ||
-         cfg.access.workload == workload::Kind::kLatPagefault;
-}
-
 }  // namespace faultline::engine

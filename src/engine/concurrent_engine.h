@@ -25,7 +25,4 @@ namespace faultline::engine {
 
 std::unique_ptr<Engine> make_concurrent_engine();
 
-// True if cfg is a workload of the concurrent engine (the facade routes it).
-bool is_concurrent_workload(const Config& cfg);
-
 }  // namespace faultline::engine
