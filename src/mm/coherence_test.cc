@@ -101,6 +101,16 @@ TEST(Coherence, CpuCtxTalliesTheStep) {
   EXPECT_EQ(coh.total().accesses, 3u);
 }
 
+// CPU i of coh with timing on, every transfer 100 ns.
+CpuCtx timed_cpu(CoherenceTracker& coh, unsigned i) {
+  CpuCtx c;
+  c.cpu = i;
+  c.coh = &coh;
+  c.near_ns = c.far_ns = 100;
+  c.timed = true;
+  return c;
+}
+
 // A read miss pays the whole transfer but keeps the line from the next
 // request for read_hold of it; a write keeps it for the whole transfer.
 TEST(Coherence, AReadMissHoldsTheLineForPartOfItsTransfer) {
@@ -110,11 +120,8 @@ TEST(Coherence, AReadMissHoldsTheLineForPartOfItsTransfer) {
     const LineId l = coh.add_line("x");
     CpuCtx c[3];
     for (unsigned i = 0; i < 3; ++i) {
-      c[i].cpu = i;
-      c[i].coh = &coh;
-      c[i].near_ns = c[i].far_ns = 100;
+      c[i] = timed_cpu(coh, i);
       c[i].read_hold = hold;
-      c[i].timed = true;
     }
     c[0].begin_step(0);
     c[0].write(l);  // the line starts clean: a hit, no transfer
@@ -139,10 +146,7 @@ TEST(Coherence, ASpreadDrawsEachTransfersTimeAroundItsCost) {
     const LineId l = coh.add_line("x");
     CpuCtx c[2];
     for (unsigned i = 0; i < 2; ++i) {
-      c[i].cpu = i;
-      c[i].coh = &coh;
-      c[i].near_ns = c[i].far_ns = 100;
-      c[i].timed = true;
+      c[i] = timed_cpu(coh, i);
       c[i].spread = spread;
       c[i].rng = Rng(seed, i);
     }
