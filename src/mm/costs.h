@@ -22,7 +22,10 @@ namespace faultline::mm {
   X(evict_folio_ns, 300, "reclaiming one folio (shrink_folio_list)")                              \
   X(access_ns, 2, "one load or store through a present PTE, its TLB miss included")               \
   X(read_call_ns, 300, "one read(2): syscall entry and exit, the batch lookup (filemap_read)")    \
-  X(copy_page_ns, 250, "copy_to_user of 4 KiB by read(2)")
+  X(copy_page_ns, 250, "copy_to_user of 4 KiB by read(2)")                                        \
+  X(shadow_fault_ns, 0,                                                                           \
+    "an exit to a hypervisor that shadows the page tables, at the first load or store through a " \
+    "PTE it has not mapped yet (0: bare metal, or nested paging)")
 
 struct CpuCosts {
 #define FAULTLINE_X(name, ns, doc) double name = ns;

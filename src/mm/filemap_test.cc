@@ -349,6 +349,63 @@ TEST(FaultAroundBytes, WithoutFaultAroundMmapMissCountsMissesMinusHits) {
 
 // MADV_RANDOM: no read-around; each miss reads exactly one folio, and the
 // sync path neither increments mmap_miss nor (P2) does the retry credit it.
+// --- a hypervisor that shadows the page tables (cpu.shadow_fault_ns) -------
+
+ModelSetup shadowed() {
+  CpuCosts c;
+  c.shadow_fault_ns = 10000;
+  return ModelSetup().costs(c);
+}
+
+// A fault-around block of 16 PTEs loaded in order: the faulting load's
+// retry exits and maps its aligned group of 8, a load in the other group
+// exits once more; a second pass exits no more.
+TEST(ShadowPaging, TwoExitsForAFaultAroundBlockLoadedInOrder) {
+  Model m(shadowed());
+  m.cache(0, 63);
+  m.touch_range(0, 15);
+  EXPECT_EQ(m.pgfault(), 1u);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 2u);
+  m.touch_range(0, 15);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 2u);
+  // The same through the batched path, over the next block.
+  m.touch(16);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 3u);
+  EXPECT_EQ(handle_pte_hits(m.k(), m.vma(), 17, 15, /*write=*/false), 15u);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 4u);
+}
+
+// The prefetch goes through the group in order and stops at the first PTE
+// that is not present: a group with a hole maps only what lies before it.
+TEST(ShadowPaging, PrefetchStopsAtTheFirstAbsentPte) {
+  Model m(shadowed());
+  m.cache(0, 2);
+  m.cache(4, 7);  // page 3 is not cached: fault-around leaves its PTE empty
+  m.touch(5);     // fault; the retry maps 5, then 0, 1, 2 and stops at 3
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 1u);
+  m.touch(1);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 1u);
+  m.touch(6);  // past the hole: an exit of its own, and again no prefetch
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 2u);
+  m.touch(7);
+  EXPECT_EQ(m.count(VmEvent::shadow_faults), 3u);
+}
+
+// The exits cost shadow_fault_ns each, and a PTE the kernel sets again (a
+// zap, then a fault) loses its shadow.
+TEST(ShadowPaging, ExitsCostTimeAndARewrittenPteExitsAgain) {
+  Model with(shadowed()), without;
+  for (Model* m : {&with, &without}) {
+    m->cache(0, 15);
+    m->touch_range(0, 15);
+  }
+  EXPECT_EQ(with.k().now_ps() - without.k().now_ps(), 2 * 10000 * 1000);
+  EXPECT_EQ(without.count(VmEvent::shadow_faults), 0u);
+  do_madvise(with.k(), with.vma(), 0, 16, Madvise::kDontneed);
+  with.touch(3);
+  EXPECT_EQ(with.count(VmEvent::shadow_faults), 3u);
+}
+
 TEST(MadvRandom, EachMissReadsOnePage) {
   Model m(ra2048().with(p1_p2));
   m.madvise(Madvise::kRandom);

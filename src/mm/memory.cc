@@ -3,6 +3,7 @@
 #include <absl/container/inlined_vector.h>
 
 #include <algorithm>
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -198,7 +199,8 @@ vm_fault_t do_wp_page(Kernel& k, VmFault& vmf) {
   AddressSpace& as = *vma.vm_file->mapping;
   if (vma.vm_flags & VM_SHARED) {
     // wp_page_shared(): ->page_mkwrite, then the PTE becomes writable and dirty.
-    vma.ptes.set(vmf.vpage, static_cast<uint8_t>(pte | kPteYoung | kPteWrite | kPteDirty));
+    vma.ptes.set(vmf.vpage,
+                 static_cast<uint8_t>((pte & ~kPteShadowed) | kPteYoung | kPteWrite | kPteDirty));
     as.set(as.head(vmf.pgoff), kPgDirty);
     return 0;
   }
@@ -446,6 +448,88 @@ vm_fault_t do_user_addr_fault(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   }
 }
 
+namespace {
+
+// A hypervisor that shadows the guest's page tables (KVM's shadow MMU: a
+// guest without EPT or NPT, or one run by PVM) maps a guest PTE in tables
+// of its own only when the CPU first goes through it. That load or store
+// exits to the hypervisor (FNAME(page_fault)), which maps the PTE and then,
+// in FNAME(pte_prefetch), the other PTEs of its aligned group of
+// PTE_PREFETCH_NUM, in order: it skips those it maps already and stops at
+// the first that is not both present and young (prefetch_invalid_gpte).
+// One exit maps a PMD mapping whole. So the first loads of a populated
+// range take an exit every 8 pages, and a fault-around of 16 PTEs loaded
+// in order takes two: one on the faulting load's retry, for its own group,
+// and one for the other group. Any write of a PTE by the kernel drops its
+// shadow (the new value lacks kPteShadowed).
+constexpr uint64_t kShadowPrefetch = 8;  // PTE_PREFETCH_NUM
+
+// ORs kPteShadowed into the present PTEs of vma pages [first, last).
+void mark_shadowed(Vma& vma, uint64_t first, uint64_t last) {
+  vma.ptes.transform(first, last, [](uint8_t p) {
+    return (p & kPtePresent) ? static_cast<uint8_t>(p | kPteShadowed) : p;
+  });
+}
+
+// Loads or stores to pages [first, last) of vma, one after another, each
+// through a present PTE that gains `bits` (young, dirty) as it is loaded
+// through; called before the table has those bits. Marks what the
+// hypervisor maps; returns its exits.
+uint64_t shadow_faults(Vma& vma, uint64_t first, uint64_t last, uint8_t bits) {
+  constexpr uint8_t kValid = kPtePresent | kPteYoung;
+  uint64_t exits = 0;
+  for (uint64_t v = first; v < last;) {
+    if (vma.pmd_mapped[vma.pmd_slot(v)]) {
+      // One exit for the PMD: the loads after the first in its span hit.
+      const uint64_t lo = v - (vma.vpn(v) & (kHpagePmdNr - 1));
+      const uint64_t hi = std::min(lo + kHpagePmdNr, vma.nr_pages());
+      if (!(vma.ptes[v] & kPteShadowed)) {
+        mark_shadowed(vma, lo, hi);
+        ++exits;
+      }
+      v = std::min(hi, last);
+      continue;
+    }
+    const uint64_t off = vma.vpn(v) & (kShadowPrefetch - 1);
+    const uint64_t g0 = v - off;  // may lie before the VMA: no PTEs there
+    const uint64_t lo = v >= off ? g0 : 0;
+    const uint64_t hi = std::min(g0 + kShadowPrefetch, vma.nr_pages());
+    const uint64_t b = std::min(last, hi);
+    std::array<uint8_t, kShadowPrefetch> vals{};
+    vma.ptes.for_each_set(lo, hi, [&](uint64_t s, uint64_t e, uint8_t pte) {
+      for (uint64_t i = s; i < e; ++i) vals[i - g0] = pte;
+    });
+    uint32_t mapped = 0;  // bit i: the hypervisor maps entry i now
+    for (uint64_t p = v; p < b; ++p) {
+      const uint64_t at = p - g0;
+      const bool hit = (vals[at] & kPteShadowed) || (mapped & (1u << at));
+      vals[at] |= bits;
+      if (hit) continue;
+      ++exits;
+      mapped |= 1u << at;
+      for (uint64_t i = 0; i < kShadowPrefetch; ++i) {
+        if (i == at || (mapped & (1u << i)) || (vals[i] & kPteShadowed)) continue;
+        if ((vals[i] & kValid) != kValid) break;
+        mapped |= 1u << i;
+      }
+    }
+    for (uint64_t i = 0; i < kShadowPrefetch;) {
+      if (!(mapped & (1u << i))) {
+        ++i;
+        continue;
+      }
+      uint64_t j = i;
+      while (j < kShadowPrefetch && (mapped & (1u << j))) ++j;
+      mark_shadowed(vma, g0 + i, g0 + j);
+      i = j;
+    }
+    v = b;
+  }
+  return exits;
+}
+
+}  // namespace
+
 uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool write) {
   struct Stretch {
     uint64_t first, last;
@@ -470,14 +554,27 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
   if (next == vpage) return 0;
   const uint8_t bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
   uint64_t first_touches = 0;
+  const bool shadowed = k.shadow_paging();
+  uint64_t exits = 0;
   for (const Stretch& h : hits) {
     const uint64_t last = std::min(h.last, next);
     if (h.first >= last) break;
-    if ((h.pte | bits) != h.pte) vma.ptes.set_range(h.first, last - h.first, h.pte | bits);
+    if (shadowed) {
+      // In order: a stretch's loads may exit, and map PTEs of the next.
+      if (!(h.pte & kPteShadowed)) exits += shadow_faults(vma, h.first, last, bits);
+      vma.ptes.transform(h.first, last,
+                         [bits](uint8_t p) { return static_cast<uint8_t>(p | bits); });
+    } else if ((h.pte | bits) != h.pte) {
+      vma.ptes.set_range(h.first, last - h.first, h.pte | bits);
+    }
     if (vma.vm_file && !(h.pte & kPteAnon)) {
       first_touches +=
           vma.vm_file->mapping->touch_cached(vma.vm_pgoff + h.first, vma.vm_pgoff + last);
     }
+  }
+  if (exits) {
+    k.vmstat().inc(VmEvent::shadow_faults, exits);
+    k.cpu_work(CpuCost::shadow_fault_ns, exits);
   }
   const uint64_t done = next - vpage;
   k.vmstat().inc(VmEvent::accesses, done);
@@ -495,10 +592,17 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
   for (int round = 0;; ++round) {
     // The page walk stops at an empty PMD: no page table, no PTE.
-    const uint8_t pte = vma.pmd_none(vpage) ? uint8_t{0} : vma.ptes[vpage];
+    uint8_t pte = vma.pmd_none(vpage) ? uint8_t{0} : vma.ptes[vpage];
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
-      const auto now = static_cast<uint8_t>(pte | kPteYoung | (write ? kPteDirty : 0));
+      const auto bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
+      if (k.shadow_paging() && !(pte & kPteShadowed)) {
+        const uint64_t exits = shadow_faults(vma, vpage, vpage + 1, bits);
+        k.vmstat().inc(VmEvent::shadow_faults, exits);
+        k.cpu_work(CpuCost::shadow_fault_ns, exits);
+        pte = vma.ptes[vpage];
+      }
+      const auto now = static_cast<uint8_t>(pte | bits);
       if (now != pte) vma.ptes.set(vpage, now);
       if (round == 0) k.vmstat().inc(VmEvent::pte_hits);
       // The access touches the file page, unless the PTE maps a private copy.

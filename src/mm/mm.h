@@ -295,6 +295,9 @@ class Kernel {
   double now_ns() const { return static_cast<double>(now_ps_) / 1e3; }
   // n steps of one of the fault path's CPU costs.
   void cpu_work(CpuCost c, uint64_t n = 1) { now_ps_ += cpu_ps_[c] * static_cast<int64_t>(n); }
+  // Whether a hypervisor shadows the page tables (cpu.shadow_fault_ns set):
+  // only then do the PTEs carry kPteShadowed.
+  bool shadow_paging() const { return cpu_ps_[CpuCost::shadow_fault_ns] > 0; }
   // Reclaim of `folios` folios (`pages` pages) for the task's charges.
   // Without kswapd (one CPU, or a memory cgroup's limit, which is always
   // reclaimed directly) the task does it: evict_folio_ns each. With kswapd

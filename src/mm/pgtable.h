@@ -25,6 +25,11 @@ enum PteBits : uint8_t {
   kPteWrite = 1u << 2,  // writable
   kPteDirty = 1u << 3,
   kPteAnon = 1u << 4,  // maps a private (COW) copy, not the file page
+  // Not the kernel's: a hypervisor that shadows the guest's page tables
+  // maps this PTE in its own (memory.cc, shadow_faults()). Only tracked
+  // when cpu.shadow_fault_ns is set; any write of the PTE by the kernel
+  // drops it.
+  kPteShadowed = 1u << 5,
 };
 
 class PteTable {

@@ -66,7 +66,9 @@ namespace faultline::mm {
   X(fault_retries, "model.fault_retries")                                                        \
   X(mmap_lock_faults, "model.mmap_lock_faults") /* attempts under mmap_lock */                   \
   X(accesses, "model.accesses")                                                                  \
-  X(pte_hits, "model.pte_hits")             /* accesses that did not fault */                    \
+  X(pte_hits, "model.pte_hits") /* accesses that did not fault */                                \
+  /* exits to a hypervisor shadowing the page tables (cpu.shadow_fault_ns) */                    \
+  X(shadow_faults, "model.shadow_faults")                                                        \
   X(pages_inserted, "model.pages_inserted") /* folios added to page cache */                     \
   X(pages_evicted, "model.pages_evicted")                                                        \
   X(read_bios, "model.read_bios")             /* contiguous read batches */                      \

@@ -200,6 +200,8 @@ inline Gen generate(uint64_t seed) {
           memory == "1GiB" ? pick("1008MiB", "1016MiB") : pick("240MiB", "248MiB"));
     }
   }
+  // A hypervisor that shadows the page tables: PTEs carry its mapping.
+  if (chance(25)) set("cpu.shadow_fault_ns", pick("700", "14000"));
   return g;
 }
 
