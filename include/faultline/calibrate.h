@@ -30,10 +30,14 @@ struct FitPoint {
 };
 
 // The continuous keys the fit moves, with the range it searches; the
-// device's queue depth is fitted over kFittedQueueDepths.
+// device's queue depth is fitted over kFittedQueueDepths. A key with a
+// second start (alt > 0) is searched from the starting profile's value and
+// from alt, and the better fit kept: its effect can be taken up by other
+// keys near its lower bound, so the search from there alone stays there.
 struct FittedKey {
   const char* key;
   double lo, hi;
+  double alt = 0;
 };
 extern const std::vector<FittedKey> kFittedKeys;
 extern const std::vector<uint32_t> kFittedQueueDepths;
