@@ -474,8 +474,8 @@ void mark_shadowed(Vma& vma, uint64_t first, uint64_t last) {
 // Loads or stores to pages [first, last) of vma, one after another, each
 // through a present PTE that gains `bits` (young, dirty) as it is loaded
 // through; called before the table has those bits. Marks what the
-// hypervisor maps; returns its exits.
-uint64_t shadow_faults(Vma& vma, uint64_t first, uint64_t last, uint8_t bits) {
+// hypervisor maps, and counts and charges its exits.
+void shadow_faults(Kernel& k, Vma& vma, uint64_t first, uint64_t last, uint8_t bits) {
   constexpr uint8_t kValid = kPtePresent | kPteYoung;
   uint64_t exits = 0;
   for (uint64_t v = first; v < last;) {
@@ -525,7 +525,8 @@ uint64_t shadow_faults(Vma& vma, uint64_t first, uint64_t last, uint8_t bits) {
     }
     v = b;
   }
-  return exits;
+  k.vmstat().inc(VmEvent::shadow_faults, exits);
+  k.cpu_work(CpuCost::shadow_fault_ns, exits);
 }
 
 }  // namespace
@@ -555,13 +556,12 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
   const uint8_t bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
   uint64_t first_touches = 0;
   const bool shadowed = k.shadow_paging();
-  uint64_t exits = 0;
   for (const Stretch& h : hits) {
     const uint64_t last = std::min(h.last, next);
     if (h.first >= last) break;
     if (shadowed) {
       // In order: a stretch's loads may exit, and map PTEs of the next.
-      if (!(h.pte & kPteShadowed)) exits += shadow_faults(vma, h.first, last, bits);
+      if (!(h.pte & kPteShadowed)) shadow_faults(k, vma, h.first, last, bits);
       vma.ptes.transform(h.first, last,
                          [bits](uint8_t p) { return static_cast<uint8_t>(p | bits); });
     } else if ((h.pte | bits) != h.pte) {
@@ -571,10 +571,6 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
       first_touches +=
           vma.vm_file->mapping->touch_cached(vma.vm_pgoff + h.first, vma.vm_pgoff + last);
     }
-  }
-  if (exits) {
-    k.vmstat().inc(VmEvent::shadow_faults, exits);
-    k.cpu_work(CpuCost::shadow_fault_ns, exits);
   }
   const uint64_t done = next - vpage;
   k.vmstat().inc(VmEvent::accesses, done);
@@ -597,9 +593,7 @@ void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
     if (ok) {
       const auto bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
       if (k.shadow_paging() && !(pte & kPteShadowed)) {
-        const uint64_t exits = shadow_faults(vma, vpage, vpage + 1, bits);
-        k.vmstat().inc(VmEvent::shadow_faults, exits);
-        k.cpu_work(CpuCost::shadow_fault_ns, exits);
+        shadow_faults(k, vma, vpage, vpage + 1, bits);
         pte = vma.ptes[vpage];
       }
       const auto now = static_cast<uint8_t>(pte | bits);
