@@ -556,14 +556,23 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
   const uint8_t bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));
   uint64_t first_touches = 0;
   const bool shadowed = k.shadow_paging();
+  // A load's exit comes before its wait for a read in flight and after the
+  // loads before it (handle_access): with reads in flight, one at a time.
+  const bool one_by_one = shadowed && vma.vm_file && k.reads_in_flight();
+  const auto add_bits = [bits](uint8_t p) { return static_cast<uint8_t>(p | bits); };
   for (const Stretch& h : hits) {
     const uint64_t last = std::min(h.last, next);
     if (h.first >= last) break;
-    if (shadowed) {
+    if (one_by_one) {
+      for (uint64_t p = h.first; p < last; ++p) {
+        if (!(vma.ptes[p] & kPteShadowed)) shadow_faults(k, vma, p, p + 1, bits);
+        vma.ptes.transform(p, p + 1, add_bits);
+        k.access_pages(vma.vm_file->mapping->ino(), vma.vm_pgoff + p, 1);
+      }
+    } else if (shadowed) {
       // In order: a stretch's loads may exit, and map PTEs of the next.
       if (!(h.pte & kPteShadowed)) shadow_faults(k, vma, h.first, last, bits);
-      vma.ptes.transform(h.first, last,
-                         [bits](uint8_t p) { return static_cast<uint8_t>(p | bits); });
+      vma.ptes.transform(h.first, last, add_bits);
     } else if ((h.pte | bits) != h.pte) {
       vma.ptes.set_range(h.first, last - h.first, h.pte | bits);
     }
@@ -576,10 +585,10 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
   k.vmstat().inc(VmEvent::accesses, done);
   k.vmstat().inc(VmEvent::pte_hits, done);
   if (first_touches) k.vmstat().inc(VmEvent::pages_touched, first_touches);
-  if (vma.vm_file) {
-    k.access_pages(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage, done);
-  } else {
+  if (!vma.vm_file) {
     k.cpu_work(CpuCost::access_ns, done);
+  } else if (!one_by_one) {  // (one_by_one made them above)
+    k.access_pages(vma.vm_file->mapping->ino(), vma.vm_pgoff + vpage, done);
   }
   return done;
 }

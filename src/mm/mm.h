@@ -350,6 +350,8 @@ class Kernel {
       wait_on_read_slow(ino, index, nr);
   }
 
+  // Whether some asynchronous read is still in flight (an access may wait).
+  bool reads_in_flight() const { return !inflight_.empty(); }
   // nr loads or stores through present PTEs, one after another, to pages
   // [index, index + nr) of inode ino: each waits for its page's read if
   // that is still in flight, then takes access_ns.
