@@ -20,7 +20,10 @@ namespace faultline {
 // - warm read(2) on the call and the copy;
 // - cold reads of single pages on the request latency, cold streams on the
 //   bandwidth, the request time and the folio insertion;
-// - a file larger than its cgroup limit on reclaim. The last two read the
+// - a file larger than its cgroup limit on reclaim. The same sequential
+//   pass through a mapping and by read(2) evicts the same folios, mapped
+//   and not: the pair separates the TLB flush that ends a batch of reclaim
+//   which unmapped something from the eviction itself. The last two read the
 //   same 2 MiB windows at random, once with room for them and once under a
 //   limit that evicts most of each window untouched: the pair separates
 //   evicting a folio from adding one, which the other reclaim workloads
@@ -87,6 +90,9 @@ set = ["device.read_ahead_kb=4096", "access.pattern=stride", "access.stride=700"
 name = "limit-sequential"
 set = ["machine.memory_limit=64MiB", "access.pattern=sequential", "access.fraction=1", "file.size=256MiB"]
 [[case]]
+name = "limit-pread-sequential"
+set = ["machine.memory_limit=64MiB", "access.method=read", "access.pattern=sequential", "access.fraction=1", "file.size=256MiB"]
+[[case]]
 name = "limit-random-ra32"
 set = ["machine.memory_limit=64MiB", "device.read_ahead_kb=32", "access.pattern=random", "access.fraction=0.1", "file.size=256MiB"]
 [[case]]
@@ -113,6 +119,9 @@ const std::vector<FittedKey> kFittedKeys = {
     // loaded through; the workloads that load a few PTEs of each
     // fault-around tell them apart, from a start of a few microseconds.
     {"cpu.shadow_fault_ns", 1, 100000, 10000},
+    // Where it is not folded into evict_folio_ns, a flush costs at least
+    // an exit: searched from its bottom and from 10 us.
+    {"cpu.tlb_flush_ns", 1, 200000, 10000},
 };
 const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
 

@@ -25,7 +25,11 @@ namespace faultline::mm {
   X(copy_page_ns, 250, "copy_to_user of 4 KiB by read(2)")                                        \
   X(shadow_fault_ns, 0,                                                                           \
     "an exit to a hypervisor that shadows the page tables, at the first load or store through a " \
-    "PTE it has not mapped yet (0: bare metal, or nested paging)")
+    "PTE it has not mapped yet (0: bare metal, or nested paging)")                                \
+  X(tlb_flush_ns, 0,                                                                              \
+    "the TLB flush that ends a batch of reclaim which unmapped folios (try_to_unmap_flush); 0: "  \
+    "counted in evict_folio_ns (bare metal, one CPU); a hypervisor's exit and shadow sync where " \
+    "it shadows the page tables")
 
 struct CpuCosts {
 #define FAULTLINE_X(name, ns, doc) double name = ns;

@@ -273,9 +273,9 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
   return set;
 }
 
-void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
-  (void)k;
+bool unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
   const uint64_t nr = as.folio_nr_pages(head);
+  bool any = false;
   for (Vma* vma : as.i_mmap()) {
     const pgoff_t first = std::max(head, vma->vm_pgoff);
     const pgoff_t last = std::min(head + nr, vma->vm_pgoff + vma->nr_pages());
@@ -300,17 +300,41 @@ void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head) {
       const uint64_t slot = vma->pmd_slot(first - vma->vm_pgoff);
       if (vma->pmd_mapped[slot]) vma->pmd_mapped.in_written(slot) = 0;
     }
-    if (cleared) k.add_mm_counter(*vma->vm_mm, mm_counter_file(as), -cleared);
+    if (cleared) {
+      k.add_mm_counter(*vma->vm_mm, mm_counter_file(as), -cleared);
+      any = true;
+    }
   }
   as.clear(head, kPgMapped);
+  return any;
 }
 
+namespace {
+
+// The folios of the folio numbers in `ranges` ([a, b) pairs), counting a
+// folio in several once.
+uint64_t folios_in(absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4>& ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t n = 0, upto = 0;
+  for (const auto& [a, b] : ranges) {
+    if (b > std::max(a, upto)) n += b - std::max(a, upto);
+    upto = std::max(upto, b);
+  }
+  return n;
+}
+
+}  // namespace
+
 uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order,
-                      pgoff_t mapped_first, pgoff_t mapped_last) {
+                      pgoff_t mapped_first, pgoff_t mapped_last, uint64_t* mapped_folios) {
   const uint64_t nr = uint64_t{1} << order;
   const pgoff_t end = start + folios * nr;
-  // Folio numbers [a, b) with a dirty PTE.
-  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> dirty;
+  // Folio numbers [a, b) with a dirty PTE, and (where several VMAs map the
+  // file) with any PTE.
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> dirty, mapped;
+  const bool several = as.i_mmap().size() > 1;
+  uint64_t mapped_here = 0;  // folios with a PTE, in the one VMA that has any
+  unsigned vmas_mapping = 0;
   for (Vma* vma : as.i_mmap()) {
     if (std::max(start, vma->vm_pgoff) >= std::min(end, vma->vm_pgoff + vma->nr_pages())) {
       continue;
@@ -330,9 +354,12 @@ uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folio
                                calls += fb - std::max(fa, next_folio);
                                next_folio = fb;
                                if (pte & kPteDirty) dirty.emplace_back(fa, fb);
+                               if (several) mapped.emplace_back(fa, fb);
                              });
     }
     if (cleared) {
+      ++vmas_mapping;
+      mapped_here = calls;
       vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [](uint8_t pte) {
         return (pte & kPtePresent) && !(pte & kPteAnon) ? uint8_t{0} : pte;
       });
@@ -348,14 +375,10 @@ uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folio
       }
     }
   }
-  // The folios any dirty PTE made dirty, over all VMAs.
-  std::sort(dirty.begin(), dirty.end());
-  uint64_t dirty_folios = 0, upto = 0;
-  for (const auto& [a, b] : dirty) {
-    if (b > std::max(a, upto)) dirty_folios += b - std::max(a, upto);
-    upto = std::max(upto, b);
-  }
-  return dirty_folios;
+  // Over all VMAs: the folios any PTE mapped, and those a dirty one made
+  // dirty.
+  *mapped_folios = vmas_mapping > 1 ? folios_in(mapped) : mapped_here;
+  return folios_in(dirty);
 }
 
 void zap_page_range(Kernel& k, Vma& vma, uint64_t first, uint64_t nr) {

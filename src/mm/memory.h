@@ -45,13 +45,14 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
 bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head);
 
 // try_to_unmap(): removes every PTE mapping the folio, adjusting RSS.
-void unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
+// Returns whether there was one.
+bool unmap_folio(Kernel& k, AddressSpace& as, pgoff_t head);
 // unmap_folio() of `folios` folios of `order` from start, about to be freed
 // (their flags are left as they are); PTEs map none of their pages outside
 // [mapped_first, mapped_last), a stretch the caller knows. Returns how many
-// of them a dirty PTE made dirty.
+// of them a dirty PTE made dirty; *mapped_folios: how many had a PTE.
 uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folios, unsigned order,
-                      pgoff_t mapped_first, pgoff_t mapped_last);
+                      pgoff_t mapped_first, pgoff_t mapped_last, uint64_t* mapped_folios);
 
 // zap_page_range_single() for MADV_DONTNEED / munmap: clears the PTEs of
 // [first, first + nr) pages of the VMA; young PTEs of a VMA with recency mark

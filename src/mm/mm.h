@@ -298,12 +298,28 @@ class Kernel {
   // Whether a hypervisor shadows the page tables (cpu.shadow_fault_ns set):
   // only then do the PTEs carry kPteShadowed.
   bool shadow_paging() const { return cpu_ps_[CpuCost::shadow_fault_ns] > 0; }
-  // Reclaim of `folios` folios (`pages` pages) for the task's charges.
-  // Without kswapd (one CPU, or a memory cgroup's limit, which is always
-  // reclaimed directly) the task does it: evict_folio_ns each. With kswapd
-  // the work is set aside for settle_reclaim.
-  void reclaim_work(uint64_t folios, uint64_t pages) {
-    const int64_t ps = cpu_ps_[CpuCost::evict_folio_ns] * static_cast<int64_t>(folios);
+  // Reclaim of `folios` folios of `order` (`pages` pages), `mapped` of them
+  // with PTEs that reclaim cleared, for the task's charges: evict_folio_ns
+  // each, and tlb_flush_ns for each TLB flush. Reclaim flushes once at the
+  // end of a batch in which it unmapped something (try_to_unmap_flush()),
+  // and a batch frees at least SWAP_CLUSTER_MAX pages, a folio at a time
+  // (try_to_free_mem_cgroup_pages() asks for no less): one flush per mapped
+  // folio of SWAP_CLUSTER_MAX pages or more, one per SWAP_CLUSTER_MAX
+  // pages of smaller mapped folios. Without kswapd (one CPU, or a memory
+  // cgroup's limit, which is always reclaimed directly) the task does it.
+  // With kswapd the work is set aside for settle_reclaim.
+  void reclaim_work(uint64_t folios, uint64_t pages, uint64_t mapped, unsigned order) {
+    int64_t ps = cpu_ps_[CpuCost::evict_folio_ns] * static_cast<int64_t>(folios);
+    if (mapped) {
+      uint64_t flushes = mapped;
+      if ((uint64_t{1} << order) < kSwapClusterMax) {
+        unflushed_pages_ += mapped << order;
+        flushes = unflushed_pages_ / kSwapClusterMax;
+        unflushed_pages_ %= kSwapClusterMax;
+      }
+      vmstat_.inc(VmEvent::reclaim_tlb_flushes, flushes);
+      ps += cpu_ps_[CpuCost::tlb_flush_ns] * static_cast<int64_t>(flushes);
+    }
     if (kswapd_gap_pages_ == 0) {
       now_ps_ += ps;
       return;
@@ -408,6 +424,9 @@ class Kernel {
   uint64_t kswapd_pending_pages_ = 0;
   int64_t access_start_ps_ = 0;
   int64_t kswapd_free_at_ps_ = 0;
+  // Pages of mapped folios smaller than SWAP_CLUSTER_MAX reclaimed since
+  // the last TLB flush counted for them (reclaim_work).
+  uint64_t unflushed_pages_ = 0;
   int64_t dev_free_at_ps_ = 0;
   int64_t latency_ps_;
   int64_t request_ps_;

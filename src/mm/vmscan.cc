@@ -191,8 +191,10 @@ uint64_t shrink_one_inactive(Kernel& k, uint64_t* scanned) {
   }
   // FOLIOREF_RECLAIM_CLEAN / FOLIOREF_RECLAIM
   k.vmstat().inc(VmEvent::pgsteal_file, nr);
-  const uint64_t freed = evict_folio(k, *as, head, /*shadow=*/true);
-  k.reclaim_work(1, freed);
+  const unsigned order = as->order(head);
+  bool unmapped = false;
+  const uint64_t freed = evict_folio(k, *as, head, /*shadow=*/true, &unmapped);
+  k.reclaim_work(1, freed, unmapped ? 1 : 0, order);
   return freed;
 }
 
@@ -409,7 +411,9 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     }
     k.vmstat().inc(VmEvent::pgscan_file, pages);
     k.vmstat().inc(VmEvent::pgsteal_file, pages);
-    const uint64_t dirtied = unmap_folios(k, as, start, n, order, mapped_first, mapped_last);
+    uint64_t mapped = 0;
+    const uint64_t dirtied =
+        unmap_folios(k, as, start, n, order, mapped_first, mapped_last, &mapped);
     const uint64_t written = (same & kPgDirty) ? pages : dirtied * e;
     if (written) k.vmstat().inc(VmEvent::pgpgout, written * (kPageSize / 1024));
     lv.nr_inactive -= pages;
@@ -423,7 +427,7 @@ uint64_t evict_runs(Kernel& k, FolioRun* r, uint64_t folios, bool shadows) {
     as.add_cached(-static_cast<int64_t>(pages));
     k.charge(-static_cast<int64_t>(pages));
     k.vmstat().inc(VmEvent::pages_evicted, pages);
-    k.reclaim_work(n, pages);
+    k.reclaim_work(n, pages, mapped, order);
     freed += pages;
     r = x;
   }
@@ -588,10 +592,12 @@ void workingset_refault(Kernel& k, AddressSpace& as, pgoff_t head, uint32_t shad
   }
 }
 
-uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow) {
+uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow, bool* unmapped) {
   const uint64_t nr = as.folio_nr_pages(head);
   const uint64_t in_file = std::min<uint64_t>(nr, as.nr_pages() - head);
-  if (as.folio_mapped(head)) unmap_folio(k, as, head);  // try_to_unmap()
+  // try_to_unmap()
+  const bool had_ptes = as.folio_mapped(head) && unmap_folio(k, as, head);
+  if (unmapped) *unmapped = had_ptes;
   if (as.test(head, kPgDirty)) {
     k.vmstat().inc(VmEvent::pgpgout, in_file * (kPageSize / 1024));  // pageout()
   }

@@ -26,9 +26,11 @@ void reclaim_for(Kernel& k, uint64_t nr);
 // Reclaims until the charged pages fit the capacity.
 inline void reclaim_if_needed(Kernel& k) { reclaim_for(k, 0); }
 // Unmaps and drops one folio (reclaim's __remove_mapping, or invalidation
-// when shadow is false). Returns the pages freed. Its CPU time is the
-// caller's to charge (Kernel::reclaim_work for reclaim).
-uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow);
+// when shadow is false). Returns the pages freed; *unmapped (if given):
+// whether PTEs mapped it. Its CPU time is the caller's to charge
+// (Kernel::reclaim_work for reclaim).
+uint64_t evict_folio(Kernel& k, AddressSpace& as, pgoff_t head, bool shadow,
+                     bool* unmapped = nullptr);
 // The runs engine's reclaim for insertions made many at a time: what
 // reclaim_for(k, nr) would do before each of `count` insertions of nr pages
 // when it only ever evicts folios of one size from the inactive list's tail

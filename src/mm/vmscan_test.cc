@@ -280,5 +280,42 @@ TEST_F(Reclaim, WriteInsertIsNotARefault) {
   EXPECT_EQ(m().count(VmEvent::workingset_refault_file), 0u);
 }
 
+// --- the TLB flush that ends a batch of reclaim which unmapped folios -------
+
+// Reclaim flushes once per batch that cleared PTEs (try_to_unmap_flush),
+// and a batch frees SWAP_CLUSTER_MAX pages or a folio: order-0 folios, one
+// flush per 32 mapped pages evicted; pages no PTE maps, none.
+TEST(ReclaimFlush, OnePerSwapClusterOfMappedSmallFolios) {
+  CpuCosts c;
+  c.tlb_flush_ns = 5000;
+  Model with(ModelSetup().capacity(64).with(fault_around_off).costs(c));
+  Model without(ModelSetup().capacity(64).with(fault_around_off));
+  for (Model* m : {&with, &without}) {
+    m->cache(0, 63);
+    for (pgoff_t p = 0; p < 40; ++p) m->touch(p);  // 40 mapped, 24 not
+    m->cache(100, 163);                            // every one of them goes
+    EXPECT_EQ(m->count(VmEvent::pages_evicted), 64u);
+    EXPECT_FALSE(m->cached(39));
+    EXPECT_EQ(m->rss_file(), 0);
+    EXPECT_EQ(m->count(VmEvent::reclaim_tlb_flushes), 1u);  // 40 / 32, 8 pages towards the next
+  }
+  EXPECT_EQ(with.k().now_ps() - without.k().now_ps(), 5000 * 1000);
+  // 24 more mapped pages make the next 32.
+  for (pgoff_t p = 100; p < 124; ++p) with.touch(p);
+  with.cache(200, 263);
+  EXPECT_EQ(with.count(VmEvent::reclaim_tlb_flushes), 2u);
+}
+
+// Folios of SWAP_CLUSTER_MAX pages or more: a flush per mapped folio.
+TEST(ReclaimFlush, OnePerMappedLargeFolio) {
+  Model m(ModelSetup().capacity(128).order(5).with(fault_around_off));
+  for (pgoff_t h = 0; h < 128; h += 32) m.cache_folio(h, 5);
+  m.touch(0);
+  m.touch(40);  // two of the four folios mapped
+  for (pgoff_t h = 128; h < 256; h += 32) m.cache_folio(h, 5);
+  EXPECT_EQ(m.count(VmEvent::pages_evicted), 128u);
+  EXPECT_EQ(m.count(VmEvent::reclaim_tlb_flushes), 2u);
+}
+
 }  // namespace
 }  // namespace faultline::mmtest

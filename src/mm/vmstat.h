@@ -69,6 +69,8 @@ namespace faultline::mm {
   X(pte_hits, "model.pte_hits") /* accesses that did not fault */                                \
   /* exits to a hypervisor shadowing the page tables (cpu.shadow_fault_ns) */                    \
   X(shadow_faults, "model.shadow_faults")                                                        \
+  /* TLB flushes at the end of reclaim batches that unmapped folios (cpu.tlb_flush_ns) */        \
+  X(reclaim_tlb_flushes, "model.reclaim_tlb_flushes")                                            \
   X(pages_inserted, "model.pages_inserted") /* folios added to page cache */                     \
   X(pages_evicted, "model.pages_evicted")                                                        \
   X(read_bios, "model.read_bios")             /* contiguous read batches */                      \

@@ -202,6 +202,8 @@ inline Gen generate(uint64_t seed) {
   }
   // A hypervisor that shadows the page tables: PTEs carry its mapping.
   if (chance(25)) set("cpu.shadow_fault_ns", pick("700", "14000"));
+  // Reclaim's TLB flushes cost time (the count does not depend on it).
+  if (chance(25)) set("cpu.tlb_flush_ns", pick("900", "60000"));
   return g;
 }
 
