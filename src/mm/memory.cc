@@ -333,8 +333,7 @@ uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folio
   // file) with any PTE.
   absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> dirty, mapped;
   const bool several = as.i_mmap().size() > 1;
-  uint64_t mapped_here = 0;  // folios with a PTE, in the one VMA that has any
-  unsigned vmas_mapping = 0;
+  uint64_t mapped_one = 0;  // folios with a PTE, where one VMA maps the file
   for (Vma* vma : as.i_mmap()) {
     if (std::max(start, vma->vm_pgoff) >= std::min(end, vma->vm_pgoff + vma->nr_pages())) {
       continue;
@@ -358,8 +357,7 @@ uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folio
                              });
     }
     if (cleared) {
-      ++vmas_mapping;
-      mapped_here = calls;
+      mapped_one = calls;
       vma->ptes.transform(first - vma->vm_pgoff, last - vma->vm_pgoff, [](uint8_t pte) {
         return (pte & kPtePresent) && !(pte & kPteAnon) ? uint8_t{0} : pte;
       });
@@ -377,7 +375,7 @@ uint64_t unmap_folios(Kernel& k, AddressSpace& as, pgoff_t start, uint64_t folio
   }
   // Over all VMAs: the folios any PTE mapped, and those a dirty one made
   // dirty.
-  *mapped_folios = vmas_mapping > 1 ? folios_in(mapped) : mapped_here;
+  *mapped_folios = several ? folios_in(mapped) : mapped_one;
   return folios_in(dirty);
 }
 
