@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <numeric>
 #include <random>
 #include <string>
@@ -166,25 +167,26 @@ int main(int argc, char** argv) {
       fault[s].add((t1 - t0) / static_cast<double>(std::max<uint64_t>(faults[s], 1)) * 1e9);
     }
   }
-  // zap[batch][loaded]: batch 0 is munmap of the whole mapping.
-  const size_t batches[5] = {0, 1, 32, 64, 512};
-  Figure zap[5][2];
+  // zap[batch][loaded]: batch 0 is munmap of the whole mapping; the others
+  // time the madvise calls alone, not the munmap of what they left.
+  constexpr size_t batches[] = {0, 1, 32, 64, 512};
+  constexpr size_t kBatches = std::size(batches);
+  Figure zap[kBatches][2];
   for (int r = 0; r < reps; ++r) {
-    for (int b = 0; b < 5; ++b) {
+    for (size_t b = 0; b < kBatches; ++b) {
       for (int loaded = 0; loaded < 2; ++loaded) {
         volatile char* p = map(fd, bytes, MAP_POPULATE);
         if (loaded) sink += touch(p, in_order);
         const double t0 = now_s();
-        if (batches[b] != 0) {
-          for (size_t i = 0; i < pages; i += batches[b]) {
-            const size_t n = std::min(batches[b], pages - i);
-            if (madvise(const_cast<char*>(p) + i * kPage, n * kPage, MADV_DONTNEED) != 0) {
-              die("madvise");
-            }
+        for (size_t i = 0; batches[b] != 0 && i < pages; i += batches[b]) {
+          const size_t n = std::min(batches[b], pages - i);
+          if (madvise(const_cast<char*>(p) + i * kPage, n * kPage, MADV_DONTNEED) != 0) {
+            die("madvise");
           }
         }
-        munmap(const_cast<char*>(p), bytes);
+        if (batches[b] == 0) munmap(const_cast<char*>(p), bytes);
         const double t1 = now_s();
+        if (batches[b] != 0) munmap(const_cast<char*>(p), bytes);
         zap[b][loaded].add((t1 - t0) / static_cast<double>(pages) * 1e9);
       }
     }
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
     std::printf("%-46s %s\n", what, fault[s].text().c_str());
   }
   std::printf("\n%-46s %s\n", "PTEs cleared", "ns per page  [min, max]");
-  for (int b = 0; b < 5; ++b) {
+  for (size_t b = 0; b < kBatches; ++b) {
     for (int loaded = 0; loaded < 2; ++loaded) {
       char what[96];
       if (batches[b] == 0) {
