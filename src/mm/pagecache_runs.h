@@ -322,10 +322,10 @@ class FolioRuns {
   const util::RunMap<uint8_t>& page_bits() const { return page_bits_; }
   // Page i touched (resident or not); true if for the first time.
   bool touch(pgoff_t i) {
-    const uint8_t v = page_bits_.get(i);
-    const auto now =
-        static_cast<uint8_t>((v & kMarked) | kTouched | (find(i) ? kTouchedResident : 0));
-    if (now != v) page_bits_.set(i, now);
+    const uint8_t resident = find(i) ? kTouchedResident : 0;
+    const uint8_t v = page_bits_.update(i, [resident](uint8_t x) {
+      return static_cast<uint8_t>((x & kMarked) | kTouched | resident);
+    });
     return !(v & kTouched);
   }
   // touch() of every page of [first, last), all of them cached (mapped by
@@ -345,9 +345,8 @@ class FolioRuns {
   // window does not split the window's run.
   bool marked(pgoff_t head) const { return (page_bits_.get(head) & kMarked) != 0; }
   void set_marked(pgoff_t head, bool on) {
-    const uint8_t v = page_bits_.get(head);
-    const auto now = static_cast<uint8_t>(on ? v | kMarked : v & ~kMarked);
-    if (now != v) page_bits_.set(head, now);
+    page_bits_.update(
+        head, [on](uint8_t x) { return static_cast<uint8_t>(on ? x | kMarked : x & ~kMarked); });
   }
   // The first marked head in [i, end), or end.
   pgoff_t next_marked(pgoff_t i, pgoff_t end) const {

@@ -35,6 +35,31 @@ template <typename V>
 class RunMap {
   static_assert(sizeof(V) == 1 && std::is_trivially_copyable_v<V>);
 
+  // A run of the value v over [start, end): the end and the value share a
+  // word. The bounds are mutable: they may change in place as long as the
+  // runs keep their order.
+  struct Run {
+    mutable uint64_t start;
+    mutable uint64_t end_v;  // end << 8 | value
+
+    static Run of(uint64_t start, uint64_t end, V v) {
+      FAULTLINE_DCHECK(end < kLimit);
+      return Run{start, end << 8 | static_cast<uint8_t>(v)};
+    }
+    uint64_t end() const { return end_v >> 8; }
+    V v() const { return static_cast<V>(end_v & 0xff); }
+    void set_end(uint64_t end) const {
+      FAULTLINE_DCHECK(end < kLimit);
+      end_v = end << 8 | (end_v & 0xff);
+    }
+    void set_v(V v) const { end_v = (end_v & ~uint64_t{0xff}) | static_cast<uint8_t>(v); }
+  };
+  static_assert(sizeof(Run) == 16);
+  using Alloc = ArenaAllocator<Run>;
+  using Set = BtreeSet<Run, ByStart<Run>, Alloc>;
+
+  using Iter = typename Set::const_iterator;
+
  public:
   static constexpr uint64_t kEnd = ~uint64_t{0};
   // Indices are below this.
@@ -74,11 +99,32 @@ class RunMap {
   // Returns how many of [first, last) held a non-zero value before.
   uint64_t assign(uint64_t first, uint64_t last, V v) {
     if (first >= last) return 0;
+    return assign_at(runs_.upper_bound(first), first, last, v);
+  }
+  void set(uint64_t i, V v) { assign(i, i + 1, v); }
+
+  // Replaces the value x at i by f(x) (f(V{}) too), in one search; returns
+  // x. What get() and then set() do, without searching twice.
+  template <typename F>
+  V update(uint64_t i, F&& f) {
+    Iter it = runs_.upper_bound(i);
+    V x{};
+    if (it != runs_.begin()) {
+      auto p = std::prev(it);
+      if (i < p->end()) x = p->v();
+    }
+    const V now = f(x);
+    if (!(now == x)) assign_at(it, i, i + 1, now);
+    return x;
+  }
+
+ private:
+  // assign(first, last, v), it being the first run starting after first.
+  uint64_t assign_at(Iter it, uint64_t first, uint64_t last, V v) {
     const bool some = !(v == V{});
     uint64_t had = 0;
-    Iter it = runs_.upper_bound(first);  // the first run starting after first
-    Iter from = it;                      // the first run to erase
-    Iter host = runs_.end();             // a run that becomes [.., ne) in place
+    Iter from = it;           // the first run to erase
+    Iter host = runs_.end();  // a run that becomes [.., ne) in place
     uint64_t ne = last;
     bool tail = false;  // the part after last of a run cut in two
     Run tail_run{};
@@ -139,8 +185,8 @@ class RunMap {
     if (tail) runs_.insert(at, tail_run);
     return had;
   }
-  void set(uint64_t i, V v) { assign(i, i + 1, v); }
 
+ public:
   // Replaces each value x of [first, last) by f(x) (f(V{}) is not called:
   // only runs of non-zero values are visited). One search: the runs that
   // meet the range, and those touching it that a new value may join, are
@@ -240,31 +286,6 @@ class RunMap {
   size_t nr_runs() const { return runs_.size(); }
 
  private:
-  // A run of the value v over [start, end): the end and the value share a
-  // word. The bounds are mutable: they may change in place as long as the
-  // runs keep their order.
-  struct Run {
-    mutable uint64_t start;
-    mutable uint64_t end_v;  // end << 8 | value
-
-    static Run of(uint64_t start, uint64_t end, V v) {
-      FAULTLINE_DCHECK(end < kLimit);
-      return Run{start, end << 8 | static_cast<uint8_t>(v)};
-    }
-    uint64_t end() const { return end_v >> 8; }
-    V v() const { return static_cast<V>(end_v & 0xff); }
-    void set_end(uint64_t end) const {
-      FAULTLINE_DCHECK(end < kLimit);
-      end_v = end << 8 | (end_v & 0xff);
-    }
-    void set_v(V v) const { end_v = (end_v & ~uint64_t{0xff}) | static_cast<uint8_t>(v); }
-  };
-  static_assert(sizeof(Run) == 16);
-  using Alloc = ArenaAllocator<Run>;
-  using Set = BtreeSet<Run, ByStart<Run>, Alloc>;
-
-  using Iter = typename Set::const_iterator;
-
   std::unique_ptr<NodeArena> arena_;  // the nodes of runs_
   Set runs_;
 };

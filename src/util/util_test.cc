@@ -62,8 +62,9 @@ TEST(SparseArray, ReadsAsADenseArray) {
   }
 }
 
-// The run map reads as a dense array under any sequence of assignments and
-// transforms, and holds exactly one run per maximal stretch of one value.
+// The run map reads as a dense array under any sequence of assignments,
+// updates and transforms, and holds exactly one run per maximal stretch of
+// one value.
 TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
   for (const uint64_t size : {uint64_t{1}, uint64_t{17}, uint64_t{300}}) {
     util::RunMap<uint8_t> runs;
@@ -72,7 +73,7 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
     for (int op = 0; op < 20000; ++op) {
       const uint64_t a = rng.below(size), b = a + rng.below(size - a + 1);
       const auto v = static_cast<uint8_t>(rng.below(4));
-      switch (rng.below(3)) {
+      switch (rng.below(4)) {
         case 0: {
           const uint64_t had = static_cast<uint64_t>(std::count_if(
               dense.begin() + static_cast<std::ptrdiff_t>(a),
@@ -85,6 +86,13 @@ TEST(RunMap, ReadsAsADenseArrayAndMergesEqualNeighbours) {
           runs.set(a, v);
           dense[a] = v;
           break;
+        case 2: {
+          // A read-modify-write of one index (f(0) is called too).
+          auto f = [v](uint8_t x) { return static_cast<uint8_t>(x ^ v); };
+          ASSERT_EQ(runs.update(a, f), dense[a]);
+          dense[a] = f(dense[a]);
+          break;
+        }
         default: {
           auto f = [](uint8_t x) { return static_cast<uint8_t>((x + 1) % 4); };
           runs.transform(a, b, f);
