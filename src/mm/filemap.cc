@@ -136,8 +136,11 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
 
 // next_uptodate_folio(): the next folio in [index, end] that fault-around
 // may map: present, uptodate, not carrying the readahead marker, inside EOF.
-// Returns the first index of it that lies at or after `index`.
-pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) {
+// Returns the first index of it that lies at or after `index`. In an
+// order-0 run of the runs engine it also sets *marked to the run's first
+// marked head after it (or the run's end): where the mappable stretch ends.
+pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end,
+                            pgoff_t* marked = nullptr) {
   const pgoff_t max_idx = as.nr_pages();
   if (index > end) return kNoIndex;
   if (const FolioRuns* runs = as.runs()) {
@@ -150,7 +153,13 @@ pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end) 
       for (pgoff_t at = std::max(index, r->start); at < r->end();) {
         if (at > end || at >= max_idx) return kNoIndex;
         const pgoff_t head = r->head_of(at);
-        if (rs.next_marked(head, head + 1) != head) return at;
+        // In an order-0 run one search answers both: is this head marked,
+        // and where is the next marked one.
+        const pgoff_t m = rs.next_marked(head, r->order == 0 ? r->end() : head + 1);
+        if (m != head) {
+          if (marked) *marked = m;
+          return at;
+        }
         at = head + r->folio_pages();
       }
     }
@@ -184,7 +193,8 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
   uint32_t p1_credit = 0;   // P1 credit: the faulting address was mapped
   uint64_t rss = 0;
   const MmCounter counter = as.shmem() ? MM_SHMEMPAGES : MM_FILEPAGES;
-  pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff);
+  pgoff_t marked = kNoIndex;  // runs: the next marked head of idx's run
+  pgoff_t idx = next_uptodate_folio(as, start_pgoff, end_pgoff, &marked);
   if (idx != kNoIndex) {
     // The kernel's tracepoint fires only when there is a folio to map.
     if (k.tracing())
@@ -216,13 +226,14 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       // keeps per folio is one per page here.
       const bool workingset = r->flags & kPgWorkingset;
       // Up to the end of the run, of the window, or the next marked folio.
-      const pgoff_t last =
-          std::min<pgoff_t>(as.runs()->next_marked(idx, r->end()), end_pgoff + 1) - 1;
+      FAULTLINE_DCHECK(marked == as.runs()->next_marked(idx, r->end()));
+      const pgoff_t last = std::min<pgoff_t>(marked, end_pgoff + 1) - 1;
       const uint64_t pages = last - idx + 1;
       if (!(prof.workingset_exclusion && workingset)) local_miss += static_cast<uint32_t>(pages);
-      const bool fault_here = vmf.pgoff >= idx && vmf.pgoff <= last &&
-                              !(vma.ptes[vmf.pgoff - vma.vm_pgoff] & kPtePresent);
-      const uint64_t mapped_here = set_pte_range(k, vmf, idx, pages, /*writable=*/false);
+      // The faulting page had no PTE and gets one here.
+      bool fault_here = false;
+      const uint64_t mapped_here =
+          set_pte_range(k, vmf, idx, pages, /*writable=*/false, &fault_here);
       rss += mapped_here;
       k.cpu_work(CpuCost::map_folio_ns, mapped_here);
       if (!prof.batched_rss && mapped_here) {
@@ -233,7 +244,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
         ret |= VM_FAULT_NOPAGE;
         if (!workingset) ++p1_credit;
       }
-      idx = next_uptodate_folio(as, last + 1, end_pgoff);
+      idx = next_uptodate_folio(as, last + 1, end_pgoff, &marked);
       continue;
     }
     const pgoff_t head = as.head(idx);
@@ -268,7 +279,7 @@ vm_fault_t filemap_map_pages(Kernel& k, VmFault& vmf, pgoff_t start_pgoff, pgoff
       k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(mapped_here));
     ret |= map_ret;
     if ((map_ret & VM_FAULT_NOPAGE) && !workingset) ++p1_credit;
-    idx = next_uptodate_folio(as, head + nr, end_pgoff);
+    idx = next_uptodate_folio(as, head + nr, end_pgoff, &marked);
   }
   if (prof.batched_rss && rss) k.add_mm_counter(*vma.vm_mm, counter, static_cast<int64_t>(rss));
   k.vmstat().inc(VmEvent::fault_around_mapped, rss);

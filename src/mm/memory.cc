@@ -57,7 +57,8 @@ vm_fault_t do_fault_around(Kernel& k, VmFault& vmf) {
 // set_pte_range() of the runs engine: the pages without a PTE in the range
 // get theirs as stretches (whether a folio is mapped, the runs engine reads
 // off the page tables).
-uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
+uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable,
+                            bool* fault_set) {
   Vma& vma = *vmf.vma;
   const uint64_t first = pgoff - vma.vm_pgoff, last = first + nr;
   uint8_t base = kPtePresent;
@@ -76,12 +77,10 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
   if (at < last) gaps.emplace_back(at, last);
   uint64_t set = 0;
   for (const auto& [s, e] : gaps) {
-    if (fault_at >= s && fault_at < e && faulting != prefault) {
-      vma.ptes.set_range(s, fault_at - s, prefault);
-      vma.ptes.set(fault_at, faulting);
-      vma.ptes.set_range(fault_at + 1, e - fault_at - 1, prefault);
-    } else {
-      vma.ptes.set_range(s, e - s, prefault);
+    vma.ptes.set_range(s, e - s, prefault);
+    if (fault_at >= s && fault_at < e) {
+      if (faulting != prefault) vma.ptes.set(fault_at, faulting);
+      if (fault_set) *fault_set = true;
     }
     for (uint64_t slot = vma.pmd_slot(s); slot <= vma.pmd_slot(e - 1); ++slot) {
       vma.pte_table.mut(slot) = 1;
@@ -252,9 +251,10 @@ bool do_set_pmd(Kernel& k, VmFault& vmf, pgoff_t head) {
   return true;
 }
 
-uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable) {
+uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable,
+                       bool* fault_set) {
   Vma& vma = *vmf.vma;
-  if (k.runs() && nr > 1) return set_pte_range_runs(k, vmf, pgoff, nr, writable);
+  if (k.runs() && nr > 1) return set_pte_range_runs(k, vmf, pgoff, nr, writable, fault_set);
   uint64_t set = 0;
   for (uint64_t i = 0; i < nr; ++i) {
     const pgoff_t p = pgoff + i;
@@ -265,6 +265,7 @@ uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool
     if (!prefault || k.profile().prefault_young) v |= kPteYoung;
     if (writable) v |= kPteWrite | kPteDirty;
     vma.ptes.set(vpage, v);
+    if (fault_set && !prefault) *fault_set = true;
     if (vma.vm_file) vma.vm_file->mapping->mark_mapped(p, p + 1);
     vma.pte_table.mut(vma.pmd_slot(vpage)) = 1;
     ++set;
@@ -426,7 +427,8 @@ vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf) {
   k.vmstat().inc(VmEvent::fault_attempts);
   k.cpu_work(CpuCost::fault_ns);
   vm_fault_t ret;
-  const uint8_t pte = vma.ptes[vmf.vpage];
+  // The walk stops at an empty PMD, as handle_access()'s does.
+  const uint8_t pte = vma.pmd_none(vmf.vpage) ? uint8_t{0} : vma.ptes[vmf.vpage];
   const bool write = vmf.flags & FAULT_FLAG_WRITE;
   if (pte & kPtePresent) {
     ret = write ? do_wp_page(k, vmf) : 0;  // spurious: the PTE is already there

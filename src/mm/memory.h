@@ -36,8 +36,10 @@ vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf);
 
 // set_pte_range(): maps nr pages of the file starting at pgoff into the
 // VMA. The faulting page is always young; prefaulted ones per profile.
-// Returns the number of PTEs set (already-present ones are skipped).
-uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable);
+// Returns the number of PTEs set (already-present ones are skipped); with
+// fault_set, also whether the faulting page was among them.
+uint64_t set_pte_range(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr, bool writable,
+                       bool* fault_set = nullptr);
 
 // do_set_pmd(): maps a PMD-order file folio with one PMD if its 2 MiB are
 // PMD-aligned inside the VMA (thp_vma_suitable_order). THP's enabled= and
