@@ -69,11 +69,14 @@ uint64_t set_pte_range_runs(Kernel& k, VmFault& vmf, pgoff_t pgoff, uint64_t nr,
   // The stretches without a present PTE.
   absl::InlinedVector<std::pair<uint64_t, uint64_t>, 4> gaps;
   uint64_t at = first;
-  vma.ptes.for_each_set(first, last, [&](uint64_t s, uint64_t e, uint8_t pte) {
-    if (!(pte & kPtePresent)) return;
-    if (s > at) gaps.emplace_back(at, s);
-    at = e;
-  });
+  // Under an empty PMD there is nothing to look for.
+  if (!vma.pmd_none(first) || vma.pmd_slot(first) != vma.pmd_slot(last - 1)) {
+    vma.ptes.for_each_set(first, last, [&](uint64_t s, uint64_t e, uint8_t pte) {
+      if (!(pte & kPtePresent)) return;
+      if (s > at) gaps.emplace_back(at, s);
+      at = e;
+    });
+  }
   if (at < last) gaps.emplace_back(at, last);
   uint64_t set = 0;
   for (const auto& [s, e] : gaps) {

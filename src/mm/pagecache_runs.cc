@@ -120,7 +120,9 @@ FolioRun* FolioRuns::insert_newest(RunList& list, pgoff_t start, uint32_t nr, un
                                    uint16_t flags) {
   auto it = emplace_run(start, nr, order, flags);
   list.push_newest(it->run);
-  return std::prev(merge_at(it))->run;
+  // The fault that read the folios looks them up next.
+  finger_ = std::prev(merge_at(it))->run;
+  return finger_;
 }
 
 void FolioRuns::note_mapped(pgoff_t first, pgoff_t last) {

@@ -392,7 +392,7 @@ class FolioRuns {
   static constexpr size_t kChunk = kRunChunkBytes / sizeof(FolioRun) - 1;
   std::vector<void*> chunks_;
   FolioRun* free_ = nullptr;    // the unused runs, linked through `newer`
-  FolioRun* finger_ = nullptr;  // the run find() found last (or nullptr)
+  FolioRun* finger_ = nullptr;  // the run found or inserted last (or nullptr)
   util::BtreeSet<ShadowRun, util::ByStart<ShadowRun>, util::ArenaAllocator<ShadowRun>> shadows_;
   // Clears kTouchedResident and kMarked on [start, end), whose folios (the
   // runs [from, to)) go; returns the pages below nr_pages_ of those that

@@ -41,12 +41,19 @@ class PteTable {
   uint64_t size() const { return size_; }
 
   // The PTE of page v of the VMA (0: none).
-  uint8_t operator[](uint64_t v) const { return runs_ ? map_.get(v) : pages_[v]; }
+  uint8_t operator[](uint64_t v) const {
+    if (!runs_) return pages_[v];
+    if (point_.epoch == epoch_ && v >= point_.first && v < point_.last) return point_.pte;
+    const uint8_t pte = map_.get(v);
+    point_ = {v, v + 1, pte, epoch_};
+    return pte;
+  }
 
   void set(uint64_t v, uint8_t pte) {
     if (runs_) {
       forget();
       map_.set(v, pte);
+      point_ = {v, v + 1, pte, epoch_};
     } else if (pte || pages_.leaf(v)) {
       pages_.mut(v) = pte;
     }
@@ -56,6 +63,7 @@ class PteTable {
     if (runs_) {
       forget();
       map_.assign(first, first + n, pte);
+      if (n) point_ = {first, first + n, pte, epoch_};  // the fault reads its PTE next
     } else {
       for (uint64_t v = first; v < first + n; ++v) set(v, pte);
     }
@@ -123,7 +131,8 @@ class PteTable {
   // The runs engine asks about the same range several times in a row:
   // reclaim looks at a window's PTEs, frees the folios before its mapped
   // block, looks again at the rest, and unmaps what it frees. The answers
-  // to the last two ranges asked are kept until the next change of any PTE.
+  // to the last two ranges asked are kept until the next change of any PTE,
+  // as is the last PTE read or stretch written (point_).
   static constexpr size_t kMemoRuns = 6;
   struct Memo {
     uint64_t first = 0, last = 0;
@@ -192,6 +201,14 @@ class PteTable {
   util::SparseArray<uint8_t, kPmdShift - kPageShift> pages_;
   util::RunMap<uint8_t> map_;
   mutable std::array<Memo, 2> memo_{};
+  // The last PTE read, or the last stretch written, while epoch_ has not
+  // moved: pages [first, last) hold pte.
+  struct Point {
+    uint64_t first = 0, last = 0;
+    uint8_t pte = 0;
+    uint64_t epoch = 0;
+  };
+  mutable Point point_;
   mutable size_t memo_next_ = 0;  // the one the next new answer replaces
   mutable bool filling_ = false;  // a memo is being written
   uint64_t epoch_ = 1;            // moves on at every change of a PTE
