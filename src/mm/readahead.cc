@@ -187,6 +187,7 @@ class BulkInsert {
     uint64_t done = 0;  // insertions classified
     bool wraps = false;
     runs.for_each_shadow(index_, end, [&](const FolioRuns::ShadowRun& s) {
+      shadows_ = true;
       if (done >= m) return false;
       // The insertions whose first shadow lies in s.
       const uint64_t ja = std::max<uint64_t>(done, (std::max(s.start, index_) - index_) >> order_);
@@ -212,6 +213,8 @@ class BulkInsert {
   }
 
   const absl::InlinedVector<InsertGroup, 4>& groups() const { return groups_; }
+  // Whether classify() met a shadow entry in the insertions' range.
+  bool met_shadows() const { return shadows_; }
   // Drops the insertions from m on.
   void truncate(uint64_t m) {
     while (!groups_.empty() && groups_.back().first >= m) groups_.pop_back();
@@ -261,6 +264,7 @@ class BulkInsert {
   uint32_t clock_;
   uint64_t active_;
   absl::InlinedVector<InsertGroup, 4> groups_;
+  bool shadows_ = false;
 };
 
 // The evictions of a BulkReclaim plan, run by run: eviction k (from 0)
@@ -445,9 +449,19 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   }
   k.set_reclaim_gave_up(false);
   // The insertions: refaults counted, each group onto its list.
-  uint32_t age;
-  bool ws;
-  runs.take_shadows(index, index + m * nr, &age, &ws);
+  // Their shadow entries go. Eviction frees cached folios only and left
+  // none among these: where classify() met none, there are none.
+  FAULTLINE_DCHECK(insert.met_shadows() || [&] {
+    bool none = true;
+    runs.for_each_shadow(index, index + m * nr,
+                         [&](const FolioRuns::ShadowRun&) { return none = false; });
+    return none;
+  }());
+  if (insert.met_shadows()) {
+    uint32_t age;
+    bool ws;
+    runs.take_shadows(index, index + m * nr, &age, &ws);
+  }
   uint64_t refaulted = 0, activated = 0, restored = 0;
   for (const InsertGroup& g : insert.groups()) {
     const uint64_t folios = g.last - g.first;
