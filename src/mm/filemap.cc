@@ -149,17 +149,20 @@ pgoff_t next_uptodate_folio(const AddressSpace& as, pgoff_t index, pgoff_t end,
     for (FolioRun* r = rs.next_run(index); r; r = rs.next_run_after(r)) {
       if (r->start > end) return kNoIndex;
       if (!(r->flags & kPgUptodate)) continue;
+      if (r->order == 0) {
+        // The first folio without the marker, and the next one with it, in
+        // one search.
+        const auto [at, m] = rs.next_unmarked(std::max(index, r->start), r->end());
+        if (at == r->end()) continue;
+        if (at > end || at >= max_idx) return kNoIndex;
+        if (marked) *marked = m;
+        return at;
+      }
       // Its folios from index on, but for those carrying the marker.
       for (pgoff_t at = std::max(index, r->start); at < r->end();) {
         if (at > end || at >= max_idx) return kNoIndex;
         const pgoff_t head = r->head_of(at);
-        // In an order-0 run one search answers both: is this head marked,
-        // and where is the next marked one.
-        const pgoff_t m = rs.next_marked(head, r->order == 0 ? r->end() : head + 1);
-        if (m != head) {
-          if (marked) *marked = m;
-          return at;
-        }
+        if (!rs.marked(head)) return at;
         at = head + r->folio_pages();
       }
     }

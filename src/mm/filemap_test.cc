@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "harness/mm_model.h"
+#include "mm/pagecache_runs.h"
+#include "util/random.h"
 
 namespace faultline::mmtest {
 namespace {
@@ -859,6 +861,33 @@ TEST(PteHits, AStretchIsEachLoadInTurn) {
   EXPECT_EQ(one.k().vmstat().v, each.k().vmstat().v);
   // A store through a read-only PTE faults (do_wp_page): not a hit.
   EXPECT_EQ(handle_pte_hits(one.k(), one.vma(), 1, 4, /*write=*/true), 0u);
+}
+
+// FolioRuns::next_unmarked() against a scan of the same marks: the first
+// index without the marker and the first marked one after it.
+TEST(FolioRuns, NextUnmarkedMatchesAScanOfTheMarks) {
+  constexpr pgoff_t kSize = 200;
+  mm::FolioRuns runs(nullptr, kSize, /*shmem=*/false);
+  std::vector<bool> mark(kSize, false);
+  Rng rng(7, 1);
+  for (int op = 0; op < 5000; ++op) {
+    const pgoff_t p = rng.below(kSize);
+    if (rng.below(3) == 0) {
+      runs.touch(p);  // other bits beside the marks split their runs
+    } else {
+      const bool on = rng.below(2) == 0;
+      runs.set_marked(p, on);
+      mark[p] = on;
+    }
+    const pgoff_t i = rng.below(kSize), end = i + rng.below(kSize - i + 1);
+    pgoff_t first = i;
+    while (first < end && mark[first]) ++first;
+    pgoff_t next = first;
+    while (next < end && !mark[next]) ++next;
+    const auto [a, b] = runs.next_unmarked(i, end);
+    ASSERT_EQ(a, first) << "op " << op << " [" << i << ", " << end << ")";
+    ASSERT_EQ(b, next) << "op " << op << " [" << i << ", " << end << ")";
+  }
 }
 
 }  // namespace

@@ -348,6 +348,28 @@ class FolioRuns {
     page_bits_.update(
         head, [on](uint8_t x) { return static_cast<uint8_t>(on ? x | kMarked : x & ~kMarked); });
   }
+  // In [i, end), order-0 folios: the first not marked (or end), and the
+  // first marked one after it (or end). One search.
+  std::pair<pgoff_t, pgoff_t> next_unmarked(pgoff_t i, pgoff_t end) const {
+    pgoff_t first = i, next = end;
+    bool found = false;
+    page_bits_.for_each_while(i, end, [&](uint64_t s, uint64_t e, uint8_t v) {
+      const bool mark = (v & kMarked) != 0;
+      if (!found) {
+        if (s == first && mark) {
+          first = e;  // marked from first on: look after it
+          return true;
+        }
+        found = true;  // first lies in a gap or in a run without the mark
+      }
+      if (mark) {
+        next = s;
+        return false;
+      }
+      return true;
+    });
+    return {std::min(first, end), next};
+  }
   // The first marked head in [i, end), or end.
   pgoff_t next_marked(pgoff_t i, pgoff_t end) const {
     const uint64_t at = page_bits_.find_first(i, end, [](uint8_t v) { return (v & kMarked) != 0; });
