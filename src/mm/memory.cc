@@ -430,8 +430,7 @@ vm_fault_t handle_mm_fault(Kernel& k, VmFault& vmf) {
   k.vmstat().inc(VmEvent::fault_attempts);
   k.cpu_work(CpuCost::fault_ns);
   vm_fault_t ret;
-  // The walk stops at an empty PMD, as handle_access()'s does.
-  const uint8_t pte = vma.pmd_none(vmf.vpage) ? uint8_t{0} : vma.ptes[vmf.vpage];
+  const uint8_t pte = vma.walk_pte(vmf.vpage);
   const bool write = vmf.flags & FAULT_FLAG_WRITE;
   if (pte & kPtePresent) {
     ret = write ? do_wp_page(k, vmf) : 0;  // spurious: the PTE is already there
@@ -622,8 +621,7 @@ uint64_t handle_pte_hits(Kernel& k, Vma& vma, uint64_t vpage, uint64_t n, bool w
 void handle_access(Kernel& k, Vma& vma, uint64_t vpage, bool write) {
   k.vmstat().inc(VmEvent::accesses);
   for (int round = 0;; ++round) {
-    // The page walk stops at an empty PMD: no page table, no PTE.
-    uint8_t pte = vma.pmd_none(vpage) ? uint8_t{0} : vma.ptes[vpage];
+    uint8_t pte = vma.walk_pte(vpage);
     const bool ok = (pte & kPtePresent) && (!write || (pte & kPteWrite));
     if (ok) {
       const auto bits = static_cast<uint8_t>(kPteYoung | (write ? kPteDirty : 0));

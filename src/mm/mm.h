@@ -81,6 +81,9 @@ struct Vma {
     const uint64_t slot = pmd_slot(vpage);
     return !pte_table[slot] && !pmd_mapped[slot];
   }
+  // The PTE the page walk finds for page vpage (pte_offset_map()): none
+  // under an empty PMD, whose span no PTE maps, so the PTEs are not asked.
+  uint8_t walk_pte(uint64_t vpage) const { return pmd_none(vpage) ? uint8_t{0} : ptes[vpage]; }
 };
 
 // RSS counter index (enum mm counters, include/linux/mm_types_task.h).
