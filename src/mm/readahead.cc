@@ -177,6 +177,14 @@ class BulkInsert {
         clock_(k.lruvec().nonresident_age),
         active_(k.lruvec().nr_active) {}
 
+  // Starts again, the plan and the lists having changed (reclaim_for).
+  void restart(const Kernel& k) {
+    clock_ = k.lruvec().nonresident_age;
+    active_ = k.lruvec().nr_active;
+    groups_.clear();
+    shadows_ = false;
+  }
+
   // Evictions before insertion j (from 0) is charged.
   uint64_t before(uint64_t j) const { return plan_.evictions(j + 1); }
 
@@ -329,6 +337,8 @@ class ShadowWriter {
   void add_piece(const EvictedRuns::Segment* g, uint64_t ka, uint64_t kb, uint32_t age,
                  uint32_t step) {
     const uint64_t have = k1_ - k0_, more = kb - ka;
+    // One eviction has no step of its own: it is e, however it came.
+    if (more == 1) step = static_cast<uint32_t>(ev_.e);
     if (have && g == seg_ && ka == k1_) {
       // One stride for both, fixed by whichever holds two or more.
       const uint32_t st = have >= 2   ? stride_
@@ -379,26 +389,38 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
   if (count == 0) return 0;
   BulkReclaim plan;
   uint64_t m = plan_bulk_reclaim(k, nr, count, &plan);
-  if (m == 0) {
-    // The next insertion's reclaim is more than evictions from the tail:
-    // it is made as reclaim_for makes it (the readahead charge's
-    // __GFP_NORETRY failing as filemap_add_folio's does), then the folio is
-    // added alone, reclaim having made room.
+  // The next insertion's reclaim is more than evictions from the tail, or
+  // may find the inactive list low (and deactivate): it is made as
+  // reclaim_for makes it (the readahead charge's __GFP_NORETRY failing as
+  // filemap_add_folio's does), then the folio is added alone, reclaim
+  // having made room.
+  auto reclaim_alone = [&] {
     reclaim_for(k, nr);
     if (k.nr_charged() + nr > k.capacity_pages()) {
       k.vmstat().inc(VmEvent::ra_nomem);
       *stop = AddFolio::kNoMem;
-      return 0;
+      return false;
     }
     m = plan_bulk_reclaim(k, nr, 1, &plan);
     FAULTLINE_DCHECK(m == 1 && plan.evictions(1) == 0);
-  }
+    return true;
+  };
+  bool alone = m == 0;
+  if (alone && !reclaim_alone()) return 0;
   BulkInsert insert(k, plan, index, order);
-  m = insert.classify(runs, m);
-  insert.truncate(m);
-  while (m && !bulk_reclaim_keeps_balance(k, plan, m, insert.activated())) {
-    m /= 2;
+  for (;;) {
+    m = insert.classify(runs, m);
     insert.truncate(m);
+    if (m == 0) return 0;  // a clock that could wrap: filemap_add_folio's
+    while (m && !bulk_reclaim_keeps_balance(k, plan, m, insert.activated())) {
+      m /= 2;
+      insert.truncate(m);
+    }
+    // Without evictions (alone) the balance holds.
+    if (m || alone) break;
+    alone = true;
+    if (!reclaim_alone()) return 0;
+    insert.restart(k);
   }
   if (m == 0) return 0;
 
@@ -435,11 +457,23 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
         sw.add(ka, kb, static_cast<uint32_t>(clock + ka * e + moved), static_cast<uint32_t>(e));
       } else {
         // Each insertion's evictions, then its activation moves the clock.
-        for (uint64_t j = g.first; j < g.last; ++j) {
+        for (uint64_t j = g.first; j < g.last;) {
           const uint64_t ja = j ? insert.before(j - 1) : 0;
           const uint64_t jb = insert.before(j);
           sw.add(ja, jb, static_cast<uint32_t>(clock + ja * e + moved), static_cast<uint32_t>(e));
           moved += nr;
+          ++j;
+          if (nr == e && jb - ja == 1 && j < g.last) {
+            // Over the limit, with folios of one size: each insertion from
+            // here evicts one folio, and its activation moves the clock by
+            // nr before the next eviction. The ages step by e + nr.
+            const uint64_t n = g.last - j;
+            FAULTLINE_DCHECK(insert.before(g.last - 1) == jb + n);
+            sw.add(jb, jb + n, static_cast<uint32_t>(clock + jb * e + moved),
+                   static_cast<uint32_t>(e + nr));
+            moved += n * nr;
+            j = g.last;
+          }
         }
         continue;
       }
