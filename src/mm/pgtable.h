@@ -104,12 +104,8 @@ class PteTable {
   template <typename F>
   void for_each_set(uint64_t first, uint64_t last, F&& f) const {
     if (last > size_) last = size_;
-    if (runs_) {
-      for_each_run(first, last, f);
-      return;
-    }
-    for_each_page(first, last, [&](uint64_t v, uint8_t p) {
-      f(v, v + 1, p);
+    for_each_set_while(first, last, [&f](uint64_t a, uint64_t b, uint8_t p) {
+      f(a, b, p);
       return true;
     });
   }
@@ -119,7 +115,7 @@ class PteTable {
   void for_each_set_while(uint64_t first, uint64_t last, F&& f) const {
     if (last > size_) last = size_;
     if (runs_) {
-      map_.for_each_while(first, last, f);
+      for_each_run_while(first, last, f);
       return;
     }
     for_each_page(first, last, [&](uint64_t v, uint8_t p) { return f(v, v + 1, p); });
@@ -146,20 +142,20 @@ class PteTable {
   };
   void forget() { ++epoch_; }
   template <typename F>
-  void for_each_run(uint64_t first, uint64_t last, F&& f) const {
+  void for_each_run_while(uint64_t first, uint64_t last, F&& f) const {
     for (const Memo& m : memo_) {
       if (m.epoch != epoch_ || first < m.first || last > m.last) continue;
       for (size_t i = 0; i < m.n; ++i) {
         const uint64_t a = std::max(m.runs[i].first, first);
         const uint64_t b = std::min(m.runs[i].last, last);
-        if (a < b) f(a, b, m.runs[i].pte);
+        if (a < b && !f(a, b, m.runs[i].pte)) return;
       }
       return;
     }
     // Kept only once complete, and only if f changed no PTE meanwhile; what
     // f asks meanwhile is answered from the map alone.
     if (filling_) {
-      map_.for_each(first, last, f);
+      map_.for_each_while(first, last, f);
       return;
     }
     filling_ = true;
@@ -167,10 +163,14 @@ class PteTable {
     memo_next_ ^= 1;
     m = Memo{first, last, 0, 0};
     const uint64_t epoch = epoch_;
-    map_.for_each(first, last, [&](uint64_t a, uint64_t b, uint8_t pte) {
+    bool more = true;
+    // Once f is done, the walk goes on only while the memo can still hold
+    // the whole range.
+    map_.for_each_while(first, last, [&](uint64_t a, uint64_t b, uint8_t pte) {
       if (m.n < kMemoRuns) m.runs[m.n] = {a, b, pte};
       ++m.n;
-      f(a, b, pte);
+      if (more) more = f(a, b, pte);
+      return more || m.n <= kMemoRuns;
     });
     if (m.n <= kMemoRuns && epoch_ == epoch) m.epoch = epoch;
     filling_ = false;

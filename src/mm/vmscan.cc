@@ -240,18 +240,20 @@ uint64_t referenced_stretch(const FolioRun& r, uint64_t max, int* refs, bool* ex
     if (lo >= hi) continue;
     // The young PTEs come in index order: the first folio is young when
     // the first of them lies in it, and then the young folios run on from
-    // it as far as they touch.
+    // it as far as they touch. The walk stops where that is settled.
     constexpr uint64_t kNone = ~uint64_t{0};
     uint64_t first = kNone, covered = 0;
-    vma->ptes.for_each_set(
+    vma->ptes.for_each_set_while(
         lo - vma->vm_pgoff, hi - vma->vm_pgoff, [&](uint64_t a, uint64_t b, uint8_t pte) {
           if ((pte & (kPtePresent | kPteYoung | kPteAnon)) != (kPtePresent | kPteYoung)) {
-            return;
+            return true;
           }
           const uint64_t fa = (vma->vm_pgoff + a - r.start) >> order;
           const uint64_t fb = ((vma->vm_pgoff + b - 1 - r.start) >> order) + 1;
           if (first == kNone) first = fa;
-          if (first == 0 && fa <= covered) covered = std::max(covered, fb);
+          if (first != 0 || fa > covered) return false;
+          covered = std::max(covered, fb);
+          return true;
         });
     const bool young0 = first == 0;
     // The first folio whose youngness here differs from the first folio's.
