@@ -103,7 +103,6 @@ class PteTable {
   // meets [first, last), clipped to it (pages: one page at a time).
   template <typename F>
   void for_each_set(uint64_t first, uint64_t last, F&& f) const {
-    if (last > size_) last = size_;
     for_each_set_while(first, last, [&f](uint64_t a, uint64_t b, uint8_t p) {
       f(a, b, p);
       return true;

@@ -74,7 +74,7 @@ TEST_P(PteTableWalks, MatchADenseArrayWhetherStoppedOrRepeated) {
       case 2: {  // reclaim's clearing of the young bits
         auto old = [](uint8_t p) { return static_cast<uint8_t>(p & ~kPteYoung); };
         t.transform(first, first + n, old);
-        for (uint64_t v = first; v < first + n; ++v) dense[v] = dense[v] ? old(dense[v]) : 0;
+        for (uint64_t v = first; v < first + n; ++v) dense[v] = old(dense[v]);
         break;
       }
       default:

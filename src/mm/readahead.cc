@@ -422,7 +422,7 @@ uint64_t add_folios_bulk(Kernel& k, AddressSpace& as, pgoff_t index, unsigned or
     if (!reclaim_alone()) return 0;
     insert.restart(k);
   }
-  if (m == 0) return 0;
+  FAULTLINE_DCHECK(m > 0);
 
   Lruvec& lv = k.lruvec();
   const uint64_t evicted = plan.evictions(m);
