@@ -78,8 +78,7 @@ bool do_sync_mmap_readahead(Kernel& k, VmFault& vmf) {
   FileRaState& ra = file->f_ra;
   AddressSpace& as = *file->mapping;
   const vm_flags_t vm_flags = vmf.vma->vm_flags;
-  ReadaheadControl rac{file, &as, &ra, vmf.pgoff, ReadCause::kReadaround, /*sync=*/true};
-  rac.wanted = vmf.pgoff;
+  ReadaheadControl rac{file, &as, &ra, vmf.pgoff, ReadCause::kReadaround};
   // CONFIG_TRANSPARENT_HUGEPAGE and HPAGE_PMD_ORDER <= MAX_PAGECACHE_ORDER
   // hold on x86-64: only the VMA flag decides. A mapping without large
   // folios then reads the same window in order-0 folios.
@@ -319,8 +318,10 @@ vm_fault_t filemap_fault(Kernel& k, VmFault& vmf) {
     if (as.present(index)) {
       // Readahead inserted the folio with its read in flight: the fault
       // sleeps on the folio lock, having dropped the fault lock if it could
-      // (lock_folio_maybe_drop_mmap).
+      // (lock_folio_maybe_drop_mmap), until the request that holds the
+      // page completes; the rest of the window goes on without it.
       dropped = dropped || maybe_unlock_mmap_for_io(vmf);
+      k.wait_on_read(as.ino(), index);
     } else {
       // No readahead: create one folio of the mapping's minimum order and
       // read it synchronously (page_not_uptodate).
@@ -377,8 +378,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const pgoff_t last_index = (pos + count + kPageSize - 1) >> kPageShift;
     size_t n = filemap_get_read_batch(as, index, last_index - 1, heads);
     if (n == 0) {
-      ReadaheadControl rac{&file, &as, &ra, index, ReadCause::kReadRa, /*sync=*/true};
-      rac.wanted = index;
+      ReadaheadControl rac{&file, &as, &ra, index, ReadCause::kReadRa};
       page_cache_sync_ra(k, rac, last_index - index);
       n = filemap_get_read_batch(as, index, last_index - 1, heads);
     }
@@ -394,7 +394,7 @@ void filemap_read(Kernel& k, File& file, uint64_t pos, uint64_t count) {
     const pgoff_t last_head = heads[n - 1];
     if (as.test(last_head, kPgReadahead)) {
       // filemap_readahead()
-      ReadaheadControl rac{&file, &as, &ra, last_head, ReadCause::kReadRa, /*sync=*/false};
+      ReadaheadControl rac{&file, &as, &ra, last_head, ReadCause::kReadRa};
       for (size_t i = 0; i < n; ++i) as.set(heads[i], kPgRefHeld);  // the batch's references
       page_cache_async_ra(k, rac, last_head, last_index - last_head);
       for (size_t i = 0; i < n; ++i) {

@@ -24,8 +24,8 @@ void do_madvise(Kernel& k, Vma& vma, uint64_t first, uint64_t nr, Madvise advice
       // force_page_cache_readahead(): capped at max(io_pages, ra_pages).
       if (!vma.vm_file || vma.shmem_ops) break;
       File& file = *vma.vm_file;
-      ReadaheadControl rac{
-          &file, file.mapping, &file.f_ra, vma.vm_pgoff + first, ReadCause::kWillneed, false};
+      ReadaheadControl rac{&file, file.mapping, &file.f_ra, vma.vm_pgoff + first,
+                           ReadCause::kWillneed};
       force_page_cache_ra(k, rac, nr);
       break;
     }
@@ -57,7 +57,7 @@ void do_fadvise(Kernel& k, File& file, uint64_t first, uint64_t nr, Fadvise advi
       // force_page_cache_readahead(): capped at max(io_pages, ra_pages),
       // as MADV_WILLNEED is (it comes here).
       if (as.shmem() || first >= as.nr_pages()) break;
-      ReadaheadControl rac{&file, &as, &file.f_ra, first, ReadCause::kWillneed, false};
+      ReadaheadControl rac{&file, &as, &file.f_ra, first, ReadCause::kWillneed};
       force_page_cache_ra(k, rac, std::min<uint64_t>(nr, as.nr_pages() - first));
       break;
     }

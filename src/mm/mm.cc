@@ -57,13 +57,10 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
   return raw;
 }
 
-void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync,
-                         pgoff_t wanted) {
-  // The device serves requests in order. A synchronous reader waits for the
-  // request holding the page it wants (or for the whole batch); the pages of
-  // the others are ready as each of their requests completes.
+void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync) {
+  // The device serves requests in order; the pages of each are ready when
+  // it completes.
   const uint64_t per_request = bdi_.io_pages ? bdi_.io_pages : nr_pages;
-  const bool has_wanted = wanted >= index && wanted < index + nr_pages;
   int64_t wait_until = now_ps_;
   for (pgoff_t at = index; at < index + nr_pages; at += per_request) {
     const uint64_t n = std::min<uint64_t>(per_request, index + nr_pages - at);
@@ -77,8 +74,7 @@ void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sy
         std::llround(static_cast<double>(n * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e12);
     const int64_t done = dev_free_at_ps_ + latency_ps_;
     if (bdi_.queue_depth) queued_done_ps_.push_back(done);
-    const bool waited = sync && (!has_wanted || (wanted >= at && wanted < at + n));
-    if (waited) {
+    if (sync) {
       wait_until = std::max(wait_until, done);
     } else {
       inflight_.push_back({ino, at, at + n, done});

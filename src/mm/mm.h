@@ -353,15 +353,14 @@ class Kernel {
                static_cast<int64_t>(kPageSize);
   }
   // Submits a read of pages [index, index + nr_pages) of inode ino to the
-  // device queue; sync: the caller waits for it, for the request that holds
-  // page `wanted` if the batch has it (the task sleeps on that folio's lock,
-  // and the rest of the batch goes on without it), else for all of it. An
-  // asynchronous read is remembered until the device has served it: the
-  // page cache holds its folios at once (the counters do not wait), but the
-  // first access to one of them waits for the read (folio_wait_locked), in
-  // time only.
-  void submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync,
-                   pgoff_t wanted = kNoIndex);
+  // device queue; sync: the caller waits for all of it (a read of one
+  // folio). Otherwise the read is remembered until the device has served
+  // it: the page cache holds its folios at once (the counters do not
+  // wait), but the first access to one of them waits for the read
+  // (folio_wait_locked), in time only. Readahead submits every batch so,
+  // synchronous windows too: their reader then sleeps on the folio it
+  // wants (wait_on_read), not on the window's other requests.
+  void submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync);
   // An access to pages [index, index + nr) of inode ino: waits for any
   // asynchronous read of them still in flight.
   void wait_on_read(uint32_t ino, pgoff_t index, uint64_t nr = 1) {

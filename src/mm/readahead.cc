@@ -23,14 +23,17 @@ struct Batch {
 };
 
 // read_pages(): hands the batch to ->readahead; one bio stream, counted at
-// submit_bio in pgpgin.
+// submit_bio in pgpgin. Nobody waits here: a window cut by cached folios is
+// read in several batches, each submitted in turn, and a synchronous reader
+// sleeps on the lock of the folio it wants once the window is read
+// (filemap_fault, filemap_read).
 void read_pages(Kernel& k, const ReadaheadControl& rac, Batch& b) {
   if (b.nr_pages == 0) return;
   AddressSpace& as = *rac.mapping;
   as.clear_range(b.start, b.start + b.nr_pages, kPgLocked);  // the reads complete (folio_end_read)
   count_read(k, rac.cause, b.nr_pages);
   k.vmstat().inc(VmEvent::read_bios);
-  k.submit_read(as.ino(), b.start, b.nr_pages, rac.sync, rac.wanted);
+  k.submit_read(as.ino(), b.start, b.nr_pages, /*sync=*/false);
   b.nr_pages = 0;
 }
 
@@ -803,7 +806,6 @@ void page_cache_async_ra(Kernel& k, ReadaheadControl& rac, pgoff_t folio_head, u
   ra.async_size = ra.size;
   k.vmstat().inc(VmEvent::ra_async);
   rac.index = ra.start;
-  rac.sync = false;
   page_cache_ra_order(k, rac, ra);
 }
 

@@ -37,8 +37,6 @@ struct ReadaheadControl {
   FileRaState* ra;
   pgoff_t index;
   ReadCause cause;
-  bool sync = false;          // the caller waits for this I/O (a fault or read(2) miss)
-  pgoff_t wanted = kNoIndex;  // sync: the page the caller waits for
 };
 
 // What filemap_add_folio() did.

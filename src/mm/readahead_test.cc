@@ -460,6 +460,38 @@ TEST(ElapsedTime, TheDeviceServesOneRequestAtATime) {
   }
 }
 
+// A read-around window cut by a cached page is read in two batches, each
+// submitted without waiting on the one before (page_cache_ra_unbounded);
+// the fault then sleeps on the lock of the folio it wants (filemap_fault),
+// so it waits for that page's request alone, whichever batch holds it, and
+// the CPU that adds the second batch's folios overlaps the first's read.
+TEST(ElapsedTime, AFaultWaitsForTheRequestOfItsOwnPage) {
+  CpuCosts cpu;
+#define FAULTLINE_X(name, ns, doc) cpu.name = 0;
+  FAULTLINE_CPU_COSTS(FAULTLINE_X)
+#undef FAULTLINE_X
+  cpu.add_folio_ns = 10e3;
+  // The window of a fault at 100 with 32 pages of read-around: [84, 116).
+  auto fault_wait = [&](pgoff_t cached) {
+    Model m(ModelSetup().ra(32).costs(cpu));
+    m.cache(cached, cached);
+    const uint64_t before = m.count(VmEvent::io_wait_ns);
+    m.touch(100);
+    EXPECT_EQ(m.count(VmEvent::read_bios), 2u) << cached;
+    return static_cast<double>(m.count(VmEvent::io_wait_ns) - before);
+  };
+  const BackingDev bdi;
+  const double page_ns = kPageSize / bdi.bandwidth_bytes_per_s * 1e9;
+  // Page 100 in the first batch, [84, 108): the task adds the second's 7
+  // folios while it is read, and the second, [109, 116), read after it, is
+  // not waited for.
+  EXPECT_NEAR(fault_wait(108), 24 * page_ns + bdi.latency_ns - 7 * cpu.add_folio_ns, 2.0);
+  // Page 100 in the second batch, [93, 116): the first, [84, 92), was read
+  // while the task added the second's 23 folios (230 us), so the fault
+  // waits for the second's transfer and latency only.
+  EXPECT_NEAR(fault_wait(92), 23 * page_ns + bdi.latency_ns, 2.0);
+}
+
 // A read(2) from the page cache costs its call and its copy: 64 KiB calls
 // over a cached 64 MiB file.
 TEST(ElapsedTime, CachedReadCostsTheCallAndTheCopy) {
