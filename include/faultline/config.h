@@ -71,6 +71,7 @@ struct DeviceConfig {
   double latency_us = 100;             // per read request, after its transfer (estimate only)
   double request_us = 0;               // per read request, the device busy besides the transfer
   uint32_t queue_depth = 0;            // requests in flight at once; 0: no limit (estimate only)
+  bool shared_batches = false;         // a batch's requests served at once (estimate only)
 };
 
 struct FileConfig {

@@ -254,6 +254,11 @@ const std::vector<KeyDef>& key_table() {
         key<Int<uint32_t>>("device.queue_depth", FAULTLINE_FIELD(device.queue_depth),
                            "read requests the device has in flight at once; 0: no limit "
                            "(elapsed-time estimate)"),
+        key<Bool>("device.shared_batches", FAULTLINE_FIELD(device.shared_batches),
+                  "the requests of one read batch (read_pages) are served at once, sharing the "
+                  "bandwidth, and complete together, as a loop device with direct I/O over a "
+                  "virtual disk serves them; false: one after another, each complete when its "
+                  "own transfer and latency are (elapsed-time estimate)"),
         key<Size>("file.size", FAULTLINE_FIELD(file.size), "size of the file"),
         key<Choice<FsType>>("file.fs", FAULTLINE_FIELD(file.fs), "file system holding the file"),
         key<Choice<CacheState>>("file.cache", FAULTLINE_FIELD(file.cache),

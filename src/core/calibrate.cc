@@ -125,6 +125,13 @@ const std::vector<FittedKey> kFittedKeys = {
 };
 const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
 
+// How the device serves a batch's requests: one after another, or together
+// (device.shared_batches). Each queue depth is tried with both.
+struct Discipline {
+  uint32_t queue_depth;
+  bool shared;
+};
+
 namespace {
 
 // The value of key in cfg as a number (every fitted key is numeric).
@@ -161,8 +168,8 @@ class Fitter {
       : points_(points), opts_(opts) {}
 
   // The model's elapsed_s of every point with the keys at x (ln values)
-  // and the given queue depth.
-  Result<std::vector<double>> times(const std::vector<double>& x, uint32_t queue_depth) {
+  // and the given queue depth and discipline.
+  Result<std::vector<double>> times(const std::vector<double>& x, Discipline d) {
     std::vector<PlannedRun> plan;
     for (const FitPoint& p : points_) {
       PlannedRun r = p.run;
@@ -170,7 +177,8 @@ class Fitter {
         FAULTLINE_RETURN_IF_ERROR(
             set_key(r.cfg, kFittedKeys[i].key, key_text(kFittedKeys[i].key, std::exp(x[i]))));
       }
-      r.cfg.device.queue_depth = queue_depth;
+      r.cfg.device.queue_depth = d.queue_depth;
+      r.cfg.device.shared_batches = d.shared;
       plan.push_back(std::move(r));
     }
     SimOptions sim;
@@ -184,8 +192,8 @@ class Fitter {
     return out;
   }
 
-  Result<double> eval(const std::vector<double>& x, uint32_t qd) {
-    auto t = times(x, qd);
+  Result<double> eval(const std::vector<double>& x, Discipline d) {
+    auto t = times(x, d);
     if (!t.ok()) return t.status();
     return mean_square_log_error(points_, *t);
   }
@@ -193,8 +201,8 @@ class Fitter {
   // Pattern search from x: each key up and down by a factor, the factor
   // halved (in the logarithm) when nothing improves, from `from` until it is
   // below `until`.
-  Result<double> search(std::vector<double>* x, uint32_t qd, double from, double until) {
-    auto f = eval(*x, qd);
+  Result<double> search(std::vector<double>* x, Discipline d, double from, double until) {
+    auto f = eval(*x, d);
     if (!f.ok()) return f.status();
     double best = *f;
     for (double step = std::log(from); step > std::log(until);) {
@@ -205,7 +213,7 @@ class Fitter {
           y[i] = std::clamp(y[i] + dir * step, std::log(kFittedKeys[i].lo),
                             std::log(kFittedKeys[i].hi));
           if (y[i] == (*x)[i]) continue;
-          auto g = eval(y, qd);
+          auto g = eval(y, d);
           if (!g.ok()) return g.status();
           if (*g < best * (1 - 1e-9)) {
             best = *g;
@@ -243,14 +251,15 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
     x0.push_back(std::log(std::clamp(key_number(start, k.key), k.lo, k.hi)));
   }
   FitResult out;
-  auto t0 = fitter.times(x0, start.device.queue_depth);
+  auto t0 = fitter.times(x0, {start.device.queue_depth, start.device.shared_batches});
   if (!t0.ok()) return t0.status();
   out.model_s_start = *t0;
   out.rms_start = rms(points, *t0);
-  // Each queue depth coarsely (to 5 %), then the best one finely (to 1 %).
+  // Each queue depth and discipline coarsely (to 5 %), then the best one
+  // finely (to 1 %).
   double best = INFINITY;
   std::vector<double> best_x;
-  uint32_t best_qd = 0;
+  Discipline best_d{0, false};
   // The second start: the keys with one at it.
   std::vector<std::vector<double>> starts = {x0};
   std::vector<double> x1 = x0;
@@ -258,27 +267,30 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
     if (kFittedKeys[i].alt > 0) x1[i] = std::log(kFittedKeys[i].alt);
   }
   if (x1 != x0) starts.push_back(std::move(x1));
-  for (uint32_t qd : kFittedQueueDepths) {
-    double best_here = INFINITY;
-    for (const std::vector<double>& from : starts) {
-      std::vector<double> x = from;
-      auto f = fitter.search(&x, qd, 4.0, 1.05);
-      if (!f.ok()) return f.status();
-      best_here = std::min(best_here, *f);
-      if (*f < best) {
-        best = *f;
-        best_x = x;
-        best_qd = qd;
+  for (bool shared : {false, true}) {
+    for (uint32_t qd : kFittedQueueDepths) {
+      const Discipline d{qd, shared};
+      double best_here = INFINITY;
+      for (const std::vector<double>& from : starts) {
+        std::vector<double> x = from;
+        auto f = fitter.search(&x, d, 4.0, 1.05);
+        if (!f.ok()) return f.status();
+        best_here = std::min(best_here, *f);
+        if (*f < best) {
+          best = *f;
+          best_x = x;
+          best_d = d;
+        }
+      }
+      if (opts.progress) {
+        opts.progress(fmt::format("queue depth {}{}: rms of ln(model / kernel) {:.4f}",
+                                  qd ? std::to_string(qd) : std::string("unlimited"),
+                                  shared ? ", batches shared" : "", std::sqrt(best_here)));
       }
     }
-    if (opts.progress) {
-      opts.progress(fmt::format("queue depth {}: rms of ln(model / kernel) {:.4f}",
-                                qd ? std::to_string(qd) : std::string("unlimited"),
-                                std::sqrt(best_here)));
-    }
   }
-  if (auto f = fitter.search(&best_x, best_qd, 1.1, 1.01); !f.ok()) return f.status();
-  auto t = fitter.times(best_x, best_qd);
+  if (auto f = fitter.search(&best_x, best_d, 1.1, 1.01); !f.ok()) return f.status();
+  auto t = fitter.times(best_x, best_d);
   if (!t.ok()) return t.status();
   out.model_s = *t;
   out.rms = rms(points, *t);
@@ -288,7 +300,9 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
   // With the other device keys, so the profile has one [device] table.
   auto cpu = std::find_if(out.keys.begin(), out.keys.end(),
                           [](const auto& kv) { return kv.first.rfind("cpu.", 0) == 0; });
-  out.keys.insert(cpu, {"device.queue_depth", std::to_string(best_qd)});
+  cpu = out.keys.insert(cpu, {"device.queue_depth", std::to_string(best_d.queue_depth)});
+  out.keys.insert(std::next(cpu),
+                  {"device.shared_batches", best_d.shared ? std::string("true") : "false"});
   out.evaluations = fitter.evaluations();
   return out;
 }

@@ -336,8 +336,9 @@ namespace {
 // The keys a machine profile may set: these, and every key of these
 // families (the cost lists).
 const std::vector<std::string> kMachineKeys = {
-    "device.bandwidth",      "device.latency_us", "device.request_us", "device.queue_depth",
-    "device.max_sectors_kb", "machine.cpus",      "machine.memory",    "machine.cpus_per_domain"};
+    "device.bandwidth",   "device.latency_us",     "device.request_us",
+    "device.queue_depth", "device.shared_batches", "device.max_sectors_kb",
+    "machine.cpus",       "machine.memory",        "machine.cpus_per_domain"};
 const std::vector<std::string> kMachineFamilies = {"cpu.", "smp."};
 
 bool is_machine_key(const std::string& key) {

@@ -37,6 +37,7 @@ std::unique_ptr<mm::Kernel> make_kernel(const Config& cfg) {
   bdi.latency_ns = cfg.device.latency_us * 1e3;
   bdi.request_ns = cfg.device.request_us * 1e3;
   bdi.queue_depth = cfg.device.queue_depth;
+  bdi.shared_batches = cfg.device.shared_batches;
   auto k = std::make_unique<mm::Kernel>(resolve_profile(cfg.kernel), cache_capacity_pages(cfg), bdi,
                                         cfg.cpu, model_engine(cfg));
   k->set_kswapd(kswapd_gap_pages(cfg));

@@ -59,18 +59,21 @@ Vma* Kernel::mmap(Mm* mm, File* file, pgoff_t pgoff, uint64_t nr_pages, vm_flags
 
 void Kernel::submit_read(uint32_t ino, pgoff_t index, uint64_t nr_pages, bool sync) {
   // The device serves requests in order; the pages of each are ready when
-  // it completes.
+  // it completes. With shared_batches the requests of the batch are served
+  // together, as one piece of the queue that completes as a whole.
   const uint64_t per_request = bdi_.io_pages ? bdi_.io_pages : nr_pages;
+  const uint64_t piece = bdi_.shared_batches ? nr_pages : per_request;
   int64_t wait_until = now_ps_;
-  for (pgoff_t at = index; at < index + nr_pages; at += per_request) {
-    const uint64_t n = std::min<uint64_t>(per_request, index + nr_pages - at);
+  for (pgoff_t at = index; at < index + nr_pages; at += piece) {
+    const uint64_t n = std::min<uint64_t>(piece, index + nr_pages - at);
+    const auto requests = static_cast<int64_t>((n + per_request - 1) / per_request);
     int64_t start = std::max(now_ps_, dev_free_at_ps_);
     if (bdi_.queue_depth && queued_done_ps_.size() >= bdi_.queue_depth) {
       start = std::max(start, queued_done_ps_.front());
       queued_done_ps_.pop_front();
     }
     dev_free_at_ps_ =
-        start + request_ps_ +
+        start + request_ps_ * requests +
         std::llround(static_cast<double>(n * kPageSize) / bdi_.bandwidth_bytes_per_s * 1e12);
     const int64_t done = dev_free_at_ps_ + latency_ps_;
     if (bdi_.queue_depth) queued_done_ps_.push_back(done);

@@ -249,6 +249,9 @@ struct BackingDev {
   double latency_ns = 100e3;  // per request, after its transfer
   double request_ns = 0;      // per request, the device busy besides the transfer
   uint32_t queue_depth = 0;
+  // The requests of one batch are served at once, sharing the bandwidth:
+  // each completes when the whole batch's service and one latency are done.
+  bool shared_batches = false;
 };
 
 class Kernel {

@@ -460,6 +460,28 @@ TEST(ElapsedTime, TheDeviceServesOneRequestAtATime) {
   }
 }
 
+// With shared_batches, the requests of one batch are served together and
+// complete together: the first page of an 8-page batch split into requests
+// of 4 is ready only when the whole batch is, after both requests' time.
+// Without, it is ready when the first request is.
+TEST(ElapsedTime, ASharedBatchCompletesAsAWhole) {
+  for (bool shared : {false, true}) {
+    BackingDev bdi;
+    bdi.bandwidth_bytes_per_s = 4096e6;  // a page a microsecond
+    bdi.latency_ns = 50e3;
+    bdi.request_ns = 20e3;
+    bdi.io_pages = 4;
+    bdi.shared_batches = shared;
+    Kernel k(kernel_profile(kDefaultRelease), 1024, bdi, CpuCosts{});
+    k.submit_read(0, 0, 8, /*sync=*/false);
+    k.wait_on_read(0, 0);
+    const double first = shared ? 2 * 20e3 + 8e3 + 50e3 : 20e3 + 4e3 + 50e3;
+    EXPECT_NEAR(k.now_ns(), first, 1e-3) << shared;
+    k.wait_on_read(0, 7);
+    EXPECT_NEAR(k.now_ns(), 2 * 20e3 + 8e3 + 50e3, 1e-3) << shared;
+  }
+}
+
 // A read-around window cut by a cached page is read in two batches, each
 // submitted without waiting on the one before (page_cache_ra_unbounded);
 // the fault then sleeps on the lock of the folio it wants (filemap_fault),
