@@ -6,8 +6,11 @@
 // random windows with and without a limit), and the model's device and CPU
 // costs are fitted to those times: the keys of
 // kFittedKeys, so that the model's elapsed_s of each workload comes as close
-// as it can to the kernel's median. The result is a machine profile
-// (scenario.h) that run, sweep and compare load with --machine.
+// as it can to the kernel's median. The kernel's own time per folio that
+// readahead adds is measured beside them from its tracepoints
+// (InsertionTiming), and reported against the fitted cpu.add_folio_ns, or
+// held as its value. The result is a machine profile (scenario.h) that run,
+// sweep and compare load with --machine.
 #pragma once
 
 #include <functional>
@@ -53,6 +56,12 @@ struct FitResult {
 struct FitOptions {
   int jobs = 0;  // model runs in parallel; 0: one per core
   std::function<void(const std::string&)> progress;
+  // Keys of kFittedKeys measured otherwise (KEY, value): held at that value,
+  // not searched.
+  std::vector<std::pair<std::string, double>> measured;
+  // calibrate(): hold cpu.add_folio_ns at the traced insertion time
+  // (InsertionTiming) instead of fitting it.
+  bool hold_insertion = false;
 };
 
 // Fits kFittedKeys (and the queue depth) to the points, starting from the
@@ -63,10 +72,30 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
 
 extern const char* const kCalibrationScenarioToml;
 
+// The kernel's own time per folio that readahead adds, read off its
+// tracepoints: page_cache_ra_unbounded() allocates and adds a window's
+// folios one after another before it submits their read, so the
+// mm_filemap_add_to_page_cache events of one window, at consecutive
+// indices, are spaced by the insertion's CPU time (and one tracepoint's).
+struct InsertionTiming {
+  size_t windows = 0;  // runs of at least kMinTimedFolios insertions
+  uint64_t folios = 0;
+  double median_ns = 0, q1_ns = 0, q3_ns = 0;  // ns per folio, over the windows
+};
+inline constexpr uint64_t kMinTimedFolios = 256;
+// Reads tracefs text files (the probe's --trace-dir output). A file that
+// cannot be read is an error naming it; none with a window gives windows 0.
+Result<InsertionTiming> insertion_timing(const std::vector<std::string>& trace_files);
+// The traced workload calibrate measures it with: cold random 8 MiB
+// read-around windows.
+extern const char* const kInsertionScenarioToml;
+
 struct Calibration {
   std::string kernel_release;
   std::string host;  // uname -n
   std::vector<FitPoint> points;
+  InsertionTiming insertion;    // windows 0: not measured (no tracefs)
+  bool insertion_held = false;  // cpu.add_folio_ns is insertion.median_ns
   FitResult fit;
 };
 

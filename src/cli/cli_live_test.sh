@@ -62,4 +62,28 @@ else
   echo "skipped: a recorded program (no strace or no record-test-program)"
 fi
 
+# calibrate traces the kernel's readahead and, with --hold-insertion, holds
+# cpu.add_folio_ns at the time per folio it read off the trace; the traced
+# run leaves nothing behind (one small workload, so the fit takes seconds).
+if [ -n "$live_tracefs" ] || grep -qw tracefs /proc/filesystems; then
+  printf 'name = "one"\n[file]\nsize = "64MiB"\n[device]\nread_ahead_kb = 512\n[access]\npattern = "sequential"\nfraction = 1.0\n[probe]\nrepetitions = 2\n[[case]]\nname = "cold"\nset = []\n' >"$tmp/one.toml"
+  export TMPDIR="$tmp"
+  if "$bin" calibrate -q --hold-insertion "$tmp/one.toml" -o "$tmp/one-profile.toml" >"$tmp/out" 2>"$tmp/err"; then
+    per_folio=$(sed -n 's/.*added a folio every \([0-9]*\) ns.*/\1/p' "$tmp/out")
+    held=$(sed -n 's/^add_folio_ns = //p' "$tmp/one-profile.toml")
+    if [ -n "$per_folio" ] && [ -n "$held" ] &&
+      awk -v a="$per_folio" -v b="$held" 'BEGIN { d = a - b; exit !(d < 1 && d > -1) }' &&
+      [ -z "$(ls "$tmp" | grep faultline-calibrate)" ] && [ -z "$(all_leftovers)" ]; then
+      ok
+    else
+      bad "calibrate --hold-insertion: traced '$per_folio' ns, held '$held', left: $(ls "$tmp") $(all_leftovers)"
+    fi
+  else
+    bad "calibrate --hold-insertion: $(tail -c 400 "$tmp/err")"
+  fi
+  unset TMPDIR
+else
+  echo "skipped: calibrate's traced insertion (no tracefs)"
+fi
+
 live_finish

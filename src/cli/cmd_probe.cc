@@ -29,6 +29,7 @@ struct ProbeArgs {
   bool strict = false;
   bool no_program = false;
   bool quiet = false;
+  bool hold_insertion = false;     // calibrate --hold-insertion
   std::string command;             // probe --command
   std::vector<std::string> files;  // its data files
 };
@@ -166,6 +167,7 @@ void do_calibrate(const ProbeArgs& a) {
   if (!sc.ok()) return fail(sc.status());
   if (Status st = apply_machine_option(a.machine, &*sc); !st.ok()) return fail(st);
   FitOptions fit;
+  fit.hold_insertion = a.hold_insertion;
   if (!a.quiet) {
     fit.progress = [](const std::string& line) {
       std::fprintf(stderr, "faultline: %s\n", line.c_str());
@@ -242,6 +244,9 @@ void add_probe_commands(CLI::App& app) {
   cal->add_option("--reps", k->repetitions, "repetitions on the kernel (default: 5)")
       ->check(CLI::Range(1, 100));
   cal->add_option("--set", k->sets, "not taken: calibrate times the workloads as they are");
+  cal->add_flag("--hold-insertion", k->hold_insertion,
+                "hold cpu.add_folio_ns at the kernel's traced time per folio added, instead of "
+                "fitting it");
   cal->add_flag("-q,--quiet", k->quiet, "no progress lines");
   cal->callback([k] { do_calibrate(*k); });
 }

@@ -1,12 +1,19 @@
 #include "faultline/calibrate.h"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
 
 #include "faultline/simulator.h"
+#include "util/text.h"
 
 namespace faultline {
 
@@ -164,8 +171,9 @@ double mean_square_log_error(const std::vector<FitPoint>& points,
 
 class Fitter {
  public:
-  Fitter(const std::vector<FitPoint>& points, const FitOptions& opts)
-      : points_(points), opts_(opts) {}
+  // frozen[i]: kFittedKeys[i] is measured, not searched.
+  Fitter(const std::vector<FitPoint>& points, const FitOptions& opts, std::vector<bool> frozen)
+      : points_(points), opts_(opts), frozen_(std::move(frozen)) {}
 
   // The model's elapsed_s of every point with the keys at x (ln values)
   // and the given queue depth and discipline.
@@ -208,6 +216,7 @@ class Fitter {
     for (double step = std::log(from); step > std::log(until);) {
       bool improved = false;
       for (size_t i = 0; i < x->size(); ++i) {
+        if (frozen_[i]) continue;
         for (double dir : {1.0, -1.0}) {
           std::vector<double> y = *x;
           y[i] = std::clamp(y[i] + dir * step, std::log(kFittedKeys[i].lo),
@@ -233,6 +242,7 @@ class Fitter {
  private:
   const std::vector<FitPoint>& points_;
   FitOptions opts_;
+  std::vector<bool> frozen_;
   size_t evaluations_ = 0;
 };
 
@@ -244,14 +254,29 @@ double rms(const std::vector<FitPoint>& points, const std::vector<double>& model
 
 Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOptions& opts) {
   if (points.empty()) return Status::InvalidArgument("calibrate: no workload to fit");
-  Fitter fitter(points, opts);
   const Config& start = points.front().run.cfg;
   std::vector<double> x0;
   for (const FittedKey& k : kFittedKeys) {
     x0.push_back(std::log(std::clamp(key_number(start, k.key), k.lo, k.hi)));
   }
+  const std::vector<double> x_start = x0;
+  std::vector<bool> frozen(kFittedKeys.size(), false);
+  for (const auto& [key, value] : opts.measured) {
+    auto it = std::find_if(kFittedKeys.begin(), kFittedKeys.end(),
+                           [&](const FittedKey& k) { return key == k.key; });
+    if (it == kFittedKeys.end()) {
+      return Status::InvalidArgument(fmt::format("calibrate: {} is not a fitted key", key));
+    }
+    if (!(value > 0)) {
+      return Status::InvalidArgument(fmt::format("calibrate: measured {} = {}", key, value));
+    }
+    const size_t i = static_cast<size_t>(it - kFittedKeys.begin());
+    x0[i] = std::log(value);
+    frozen[i] = true;
+  }
+  Fitter fitter(points, opts, frozen);
   FitResult out;
-  auto t0 = fitter.times(x0, {start.device.queue_depth, start.device.shared_batches});
+  auto t0 = fitter.times(x_start, {start.device.queue_depth, start.device.shared_batches});
   if (!t0.ok()) return t0.status();
   out.model_s_start = *t0;
   out.rms_start = rms(points, *t0);
@@ -264,7 +289,7 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
   std::vector<std::vector<double>> starts = {x0};
   std::vector<double> x1 = x0;
   for (size_t i = 0; i < kFittedKeys.size(); ++i) {
-    if (kFittedKeys[i].alt > 0) x1[i] = std::log(kFittedKeys[i].alt);
+    if (kFittedKeys[i].alt > 0 && !frozen[i]) x1[i] = std::log(kFittedKeys[i].alt);
   }
   if (x1 != x0) starts.push_back(std::move(x1));
   for (bool shared : {false, true}) {
@@ -307,11 +332,161 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
   return out;
 }
 
+// Sixteen windows of 2,048 folios, twice, into memory that has room: no
+// reclaim among the insertions. The time is not fitted (tracing slows it).
+const char* const kInsertionScenarioToml = R"(
+name = "calibrate-insertion"
+description = "cold random 8 MiB read-around windows, traced: the kernel's time per folio added"
+[file]
+size = "256MiB"
+[device]
+read_ahead_kb = 8192
+[access]
+pattern = "random"
+count = 16
+seed = 101
+[probe]
+repetitions = 2
+
+[[case]]
+name = "insertion"
+set = []
+)";
+
+namespace {
+
+// One mm_filemap_add_to_page_cache line of tracefs text: its time (ns) and
+// the folio's first page and order. False for any other line.
+bool parse_insertion(std::string_view line, uint64_t* ns, uint64_t* index, unsigned* order) {
+  static constexpr std::string_view kEvent = " mm_filemap_add_to_page_cache:";
+  const size_t ev = line.find(kEvent);
+  if (ev == std::string_view::npos) return false;
+  // The timestamp ("22800.762784:") is the token before the event's name.
+  std::string_view head = line.substr(0, ev);
+  const size_t sp = head.find_last_of(" \t");
+  std::string_view stamp = sp == std::string_view::npos ? head : head.substr(sp + 1);
+  if (stamp.size() < 2 || stamp.back() != ':') return false;
+  stamp.remove_suffix(1);
+  if (!util::parse_seconds(stamp, ns)) return false;
+  auto value = [&](std::string_view key, uint64_t* out) {
+    const size_t at = line.find(key, ev);
+    if (at == std::string_view::npos) return false;
+    std::string_view v = line.substr(at + key.size());
+    v = v.substr(0, v.find_first_of(" \t"));
+    return util::parse_number(v, 10, out);
+  };
+  uint64_t ofs = 0, ord = 0;
+  if (!value(" ofs=", &ofs) || !value(" order=", &ord) || ord > 63) return false;
+  *index = ofs / 4096;
+  *order = static_cast<unsigned>(ord);
+  return true;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(at);
+  return i + 1 < v.size() ? v[i] + (at - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+}  // namespace
+
+Result<InsertionTiming> insertion_timing(const std::vector<std::string>& trace_files) {
+  std::vector<double> per_folio;  // ns per folio of each window
+  InsertionTiming out;
+  for (const std::string& path : trace_files) {
+    std::ifstream in(path);
+    if (!in) return Status::IoError(fmt::format("calibrate: cannot read trace {}", path));
+    // The run of insertions at consecutive indices being read: its first
+    // and last times, its count, and the index the next one would have.
+    uint64_t first_ns = 0, last_ns = 0, n = 0, next = 0;
+    auto close = [&] {
+      if (n >= kMinTimedFolios && last_ns > first_ns) {
+        per_folio.push_back(static_cast<double>(last_ns - first_ns) / static_cast<double>(n - 1));
+        out.folios += n;
+      }
+      n = 0;
+    };
+    std::string line;
+    while (std::getline(in, line)) {
+      uint64_t ns = 0, index = 0;
+      unsigned order = 0;
+      if (line.empty() || line[0] == '#') continue;
+      if (!parse_insertion(line, &ns, &index, &order)) {
+        close();  // another event ends a window's insertion loop
+        continue;
+      }
+      if (n && (index != next || ns < last_ns)) close();
+      if (n == 0) first_ns = ns;
+      last_ns = ns;
+      next = index + (uint64_t{1} << order);
+      ++n;
+    }
+    close();
+  }
+  out.windows = per_folio.size();
+  if (!per_folio.empty()) {
+    out.median_ns = quantile(per_folio, 0.5);
+    out.q1_ns = quantile(per_folio, 0.25);
+    out.q3_ns = quantile(per_folio, 0.75);
+  }
+  return out;
+}
+
+namespace {
+
+// The probe's traced run of kInsertionScenarioToml, in a directory of its
+// own that goes afterwards. windows 0 where tracing is not available.
+Result<InsertionTiming> measure_insertion(const CompareOptions& probe, const FitOptions& fit) {
+  auto sc = parse_scenario(kInsertionScenarioToml, "<calibration insertion>");
+  if (!sc.ok()) return sc.status();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / "faultline-calibrate-XXXXXX").string();
+  if (!::mkdtemp(dir.data())) {
+    return Status::IoError(fmt::format("calibrate: mkdtemp {}: {}", dir, std::strerror(errno)));
+  }
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove{dir};
+  CompareOptions opts = probe;
+  opts.repetitions = 0;  // the scenario's
+  opts.trace_events = true;
+  opts.output_dir = dir;
+  if (fit.progress) fit.progress("timing the kernel's folio insertions from its tracepoints");
+  auto cases = compare_scenario(*sc, {}, opts);
+  if (!cases.ok()) return cases.status();
+  std::vector<std::string> files;
+  for (const CompareCase& c : *cases) {
+    files.insert(files.end(), c.kernel_event_files.begin(), c.kernel_event_files.end());
+  }
+  return insertion_timing(files);
+}
+
+}  // namespace
+
 Result<Calibration> calibrate(const Scenario& workloads, const CompareOptions& probe,
                               const FitOptions& fit) {
+  Calibration c;
+  // First, so that --hold-insertion without tracefs fails before the probe.
+  auto ins = measure_insertion(probe, fit);
+  if (!ins.ok()) return ins.status();
+  c.insertion = *ins;
+  FitOptions opts = fit;
+  if (fit.hold_insertion) {
+    if (c.insertion.windows == 0) {
+      return Status::Unavailable(
+          "calibrate: no readahead window was traced (is tracefs available?), so "
+          "cpu.add_folio_ns cannot be held at the kernel's insertion time");
+    }
+    opts.measured.emplace_back("cpu.add_folio_ns", c.insertion.median_ns);
+    c.insertion_held = true;
+  }
   auto cases = probe_for_model(workloads, {}, probe);
   if (!cases.ok()) return cases.status();
-  Calibration c;
   struct utsname u {};
   if (uname(&u) == 0) c.host = u.nodename;
   for (const ProbedCase& pc : *cases) {
@@ -325,11 +500,28 @@ Result<Calibration> calibrate(const Scenario& workloads, const CompareOptions& p
     c.points.push_back(std::move(p));
   }
   if (fit.progress) fit.progress("fitting the model's device and CPU costs");
-  auto f = fit_machine(c.points, fit);
+  auto f = fit_machine(c.points, opts);
   if (!f.ok()) return f.status();
   c.fit = std::move(*f);
   return c;
 }
+
+namespace {
+
+// What the insertion timing says, as lines after `lead`.
+std::string insertion_line(const Calibration& c, std::string_view lead) {
+  const InsertionTiming& t = c.insertion;
+  if (t.windows == 0) return fmt::format("{}The kernel's insertions were not traced.\n", lead);
+  return fmt::format(
+      "{0}The kernel's readahead added a folio every {1:.0f} ns (quartiles {2:.0f} to {3:.0f})\n"
+      "{0}in {4} traced windows of {5} folios, the tracepoint's own cost included;\n"
+      "{0}cpu.add_folio_ns {6}.\n",
+      lead, t.median_ns, t.q1_ns, t.q3_ns, t.windows, t.folios,
+      c.insertion_held ? "is held at that, not fitted"
+                       : "is fitted, and also stands for a read's other work per folio");
+}
+
+}  // namespace
 
 std::string format_machine_profile(const Calibration& c) {
   std::string out = fmt::format(
@@ -337,6 +529,7 @@ std::string format_machine_profile(const Calibration& c) {
       "# fitted to {} workloads timed on this machine's kernel (rms of ln(model / kernel)\n"
       "# {:.3f}, {:.3f} with the starting keys). Load it with --machine.\n",
       c.points.size(), c.fit.rms, c.fit.rms_start);
+  out += insertion_line(c, "# ");
   out += fmt::format("name = \"{}\"\n", c.host.empty() ? "calibrated" : c.host);
   out += fmt::format("description = \"{}, kernel {}, loop device of the probe\"\n",
                      c.host.empty() ? "this machine" : c.host, c.kernel_release);
@@ -381,6 +574,7 @@ std::string format_calibration_table(const Calibration& c) {
       "workloads within 15%\n\nfitted keys:\n",
       c.fit.rms_start, c.fit.rms, within, c.points.size());
   for (const auto& [k, v] : c.fit.keys) out += fmt::format("  {} = {}\n", k, v);
+  out += insertion_line(c, "");
   return out;
 }
 

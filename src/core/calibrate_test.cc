@@ -75,6 +75,8 @@ TEST(Calibrate, FitRecoversTheTimesOfAKnownMachine) {
   const std::vector<FitPoint> points = points_of_truth();
   FitOptions opts;
   opts.jobs = 2;
+  // As calibrate has it from the kernel's tracepoints: held, not searched.
+  opts.measured = {{"cpu.add_folio_ns", 600}};
   auto fit = fit_machine(points, opts);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   // The defaults are far from the truth; the fit is not.
@@ -90,9 +92,10 @@ TEST(Calibrate, FitRecoversTheTimesOfAKnownMachine) {
   // the flush what a pass under a limit through a mapping and by read(2) do.
   // The device serves a batch's requests together, as the truth does.
   double bandwidth = 0, latency = 0, exit = 0, flush = 0;
-  std::string shared;
+  std::string shared, add_folio;
   for (const auto& [k, v] : fit->keys) {
     if (k == "device.shared_batches") shared = v;
+    if (k == "cpu.add_folio_ns") add_folio = v;
     if (k == "device.bandwidth") bandwidth = std::stod(v);
     if (k == "device.latency_us") latency = std::stod(v);
     if (k == "cpu.shadow_fault_ns") exit = std::stod(v);
@@ -103,6 +106,60 @@ TEST(Calibrate, FitRecoversTheTimesOfAKnownMachine) {
   EXPECT_NEAR(exit / 5000, 1.0, 0.25);
   EXPECT_NEAR(flush / 20000, 1.0, 0.25);
   EXPECT_EQ(shared, "true");
+  EXPECT_EQ(add_folio, "600");
+}
+
+TEST(Calibrate, AMeasuredKeyMustBeAFittedOne) {
+  FitOptions opts;
+  opts.measured = {{"cpu.no_such_ns", 5}};
+  auto fit = fit_machine(points_of_truth(), opts);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.status().message().find("cpu.no_such_ns"), std::string::npos);
+}
+
+// tracefs text of readahead windows: n insertions of order-0 folios from
+// index `first`, `us` microseconds apart, from time t (seconds).
+std::string window_lines(uint64_t first, int n, double t, int us) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "       faultline-10156   [001] ..... %.6f: mm_filemap_add_to_page_cache: dev "
+                  "7:0 ino c pfn=0x11f722 ofs=%llu order=0\n",
+                  t + i * us * 1e-6, static_cast<unsigned long long>((first + i) * 4096));
+    out += line;
+  }
+  return out;
+}
+
+TEST(Calibrate, InsertionTimingIsTheSpacingOfAWindowsInsertions) {
+  const std::string path =
+      ::testing::TempDir() + "/calibrate_trace_" + std::to_string(getpid()) + ".trace";
+  {
+    std::ofstream out(path);
+    out << "# tracer: nop\n#\n";
+    out << "       faultline-10156   [001] ..... 22800.762781: mm_filemap_fault: dev=7:0 ino=c "
+           "ofs=0\n";
+    out << window_lines(0, 300, 22800.0, 1);  // 1 us a folio
+    out << "       faultline-10156   [001] ..... 22801.000000: page_cache_ra_order: dev=7:0 "
+           "ino=c index=5000 order=0 size=2048 async_size=512 ra_pages=2048\n";
+    out << window_lines(5000, 400, 22801.0, 2);  // 2 us
+    // Right after it, at an index that does not follow: a window of its own.
+    out << window_lines(9000, 300, 22802.0, 3);   // 3 us
+    out << window_lines(20000, 100, 22803.0, 9);  // too few folios to time
+  }
+  auto t = insertion_timing({path});
+  std::remove(path.c_str());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->windows, 3u);
+  EXPECT_EQ(t->folios, 1000u);
+  EXPECT_NEAR(t->median_ns, 2000, 1);
+  EXPECT_NEAR(t->q1_ns, 1500, 1);
+  EXPECT_NEAR(t->q3_ns, 2500, 1);
+
+  auto missing = insertion_timing({path});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(path), std::string::npos);
 }
 
 TEST(Calibrate, ProfileLoadsBackWithTheFittedKeys) {
