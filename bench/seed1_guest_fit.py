@@ -14,9 +14,12 @@ The device's shape (device.latency_us, device.request_us,
 device.queue_depth) is not fitted: it comes from a measured profile
 (--device-shape, machines/vm-6.18.toml by default: a virtio disk of a VM,
 as the guest's qcow2 disk is), or with --device-shape=none from the
-defaults. Every other key is the default.
+defaults. With --cpu PROFILE, the CPU's costs ([cpu]) come from that
+profile too (a calibration of another machine: the guest's were never
+measured). Every other key is the default.
 
     bench/seed1_guest_fit.py [FAULTLINE] [-o PROFILE] [--device-shape PROFILE|none]
+                             [--cpu PROFILE]
 
 Defaults: build/release/faultline; the profile is printed, or written to
 PROFILE. About 15 seconds on 2 cores.
@@ -46,7 +49,7 @@ PUBLISHED = {
 FIT_ROW = ("random", "baseline")
 # The guest's structure, not fitted: both columns use it.
 MACHINE = ["machine.cpus=2"]
-SHAPE_KEYS = ("latency_us", "request_us", "queue_depth")
+SHAPE_KEYS = ("latency_us", "request_us", "queue_depth", "shared_batches")
 
 
 def device_shape(path):
@@ -56,6 +59,18 @@ def device_shape(path):
     with open(path, "rb") as f:
         device = tomllib.load(f).get("device", {})
     return {k: device[k] for k in SHAPE_KEYS if k in device}
+
+
+def cpu_costs(path):
+    """A profile's [cpu] keys, or none."""
+    if not path:
+        return {}
+    with open(path, "rb") as f:
+        return tomllib.load(f).get("cpu", {})
+
+
+def toml_value(v):
+    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def counters(binary, sets, only=None):
@@ -78,9 +93,12 @@ def main():
     ap.add_argument("faultline", nargs="?", default="build/release/faultline")
     ap.add_argument("-o", "--output")
     ap.add_argument("--device-shape", default="machines/vm-6.18.toml")
+    ap.add_argument("--cpu", help="take the [cpu] costs from this profile")
     args = ap.parse_args()
     shape = device_shape(args.device_shape)
-    machine = MACHINE + [f"device.{k}={v}" for k, v in shape.items()]
+    cpu = cpu_costs(args.cpu)
+    machine = (MACHINE + [f"device.{k}={toml_value(v)}" for k, v in shape.items()]
+               + [f"cpu.{k}={v}" for k, v in cpu.items()])
     target = PUBLISHED[FIT_ROW]
     only = "/".join(FIT_ROW)
 
@@ -94,7 +112,8 @@ def main():
     # Time falls as bandwidth rises: bisect in the logarithm.
     lo, hi = math.log(100e6), math.log(100e9)
     if not (elapsed(math.exp(hi)) < target < elapsed(math.exp(lo))):
-        sys.exit("seed1_guest_fit: no bandwidth in 100 MB/s..100 GB/s gives the published time")
+        sys.exit(f"seed1_guest_fit: no bandwidth in 100 MB/s..100 GB/s gives the published "
+                 f"{target} s ({elapsed(math.exp(hi)):.1f} s at 100 GB/s)")
     for _ in range(14):
         mid = (lo + hi) / 2
         if elapsed(math.exp(mid)) > target:
@@ -106,7 +125,9 @@ def main():
     model = run(args.faultline, fitted(bw))
     default = run(args.faultline, MACHINE)
     print(f"device shape from {args.device_shape}: "
-          + (", ".join(f"{k} = {v}" for k, v in shape.items()) or "the defaults"))
+          + (", ".join(f"{k} = {toml_value(v)}" for k, v in shape.items()) or "the defaults"))
+    if cpu:
+        print(f"CPU costs from {args.cpu}: " + ", ".join(f"{k} = {v}" for k, v in cpu.items()))
     print(f"device.bandwidth fitted to {FIT_ROW[0]}/{FIT_ROW[1]} alone: {bw / 1e9:.3f} GB/s\n")
     print(f"{'row':24} {'published s':>12} {'default keys':>13} {'error':>8} {'fitted':>10} {'error':>8}")
     for key, pub in PUBLISHED.items():
@@ -125,12 +146,14 @@ def main():
         "# Seed 1's guest (8 GiB KVM guest, 2 vCPUs, qcow2 data disk): its 2 CPUs\n"
         "# (kswapd reclaims on the one the test leaves), and device.bandwidth\n"
         f"# fitted by bench/seed1_guest_fit.py to the random baseline row alone\n"
-        f"# ({target} s), the device's shape from {args.device_shape}, every\n"
+        f"# ({target} s), the device's shape from {args.device_shape}"
+        + (f", the CPU's costs from {args.cpu}" if cpu else "") + ", every\n"
         "# other key the default.\n"
         'name = "seed1-guest"\n'
         'description = "seed 1\'s KVM guest, bandwidth fitted to one published row"\n'
         f"[machine]\ncpus = 2\n[device]\nbandwidth = {bw:.0f}\n"
-        + "".join(f"{k} = {v}\n" for k, v in shape.items()))
+        + "".join(f"{k} = {toml_value(v)}\n" for k, v in shape.items())
+        + ("[cpu]\n" + "".join(f"{k} = {v}\n" for k, v in cpu.items()) if cpu else ""))
     if args.output:
         with open(args.output, "w") as f:
             f.write(profile)
