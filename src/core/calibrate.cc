@@ -261,9 +261,11 @@ Result<FitResult> fit_machine(const std::vector<FitPoint>& points, const FitOpti
   }
   const std::vector<double> x_start = x0;
   std::vector<bool> frozen(kFittedKeys.size(), false);
-  for (const auto& [key, value] : opts.measured) {
+  for (const auto& measured : opts.measured) {
+    const std::string& key = measured.first;
+    const double value = measured.second;
     auto it = std::find_if(kFittedKeys.begin(), kFittedKeys.end(),
-                           [&](const FittedKey& k) { return key == k.key; });
+                           [&key](const FittedKey& k) { return key == k.key; });
     if (it == kFittedKeys.end()) {
       return Status::InvalidArgument(fmt::format("calibrate: {} is not a fitted key", key));
     }
