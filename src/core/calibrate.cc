@@ -132,14 +132,14 @@ const std::vector<FittedKey> kFittedKeys = {
 };
 const std::vector<uint32_t> kFittedQueueDepths = {1, 2, 4, 0};
 
+namespace {
+
 // How the device serves a batch's requests: one after another, or together
 // (device.shared_batches). Each queue depth is tried with both.
 struct Discipline {
   uint32_t queue_depth;
   bool shared;
 };
-
-namespace {
 
 // The value of key in cfg as a number (every fitted key is numeric).
 double key_number(const Config& cfg, const std::string& key) {
