@@ -47,6 +47,9 @@ struct ProbedCase {
   PlannedRun model_run;
   RunResult kernel;  // the kernel's counters: medians with .min/.max companions
   std::string kernel_release;
+  // With opts.trace_events: the kernel's tracepoint files, in
+  // opts.output_dir.
+  std::vector<std::string> kernel_event_files;
 };
 Result<std::vector<ProbedCase>> probe_for_model(const Scenario& sc,
                                                 const std::vector<std::string>& overrides,

@@ -370,15 +370,12 @@ bool parse_insertion(std::string_view line, uint64_t* ns, uint64_t* index, unsig
   if (stamp.size() < 2 || stamp.back() != ':') return false;
   stamp.remove_suffix(1);
   if (!util::parse_seconds(stamp, ns)) return false;
-  auto value = [&](std::string_view key, uint64_t* out) {
-    const size_t at = line.find(key, ev);
-    if (at == std::string_view::npos) return false;
-    std::string_view v = line.substr(at + key.size());
-    v = v.substr(0, v.find_first_of(" \t"));
-    return util::parse_number(v, 10, out);
-  };
+  const std::string_view fields = line.substr(ev + kEvent.size());
   uint64_t ofs = 0, ord = 0;
-  if (!value(" ofs=", &ofs) || !value(" order=", &ord) || ord > 63) return false;
+  if (!util::parse_number(util::field_value(fields, "ofs"), 10, &ofs) ||
+      !util::parse_number(util::field_value(fields, "order"), 10, &ord) || ord > 63) {
+    return false;
+  }
   *index = ofs / 4096;
   *order = static_cast<unsigned>(ord);
   return true;
@@ -459,10 +456,10 @@ Result<InsertionTiming> measure_insertion(const CompareOptions& probe, const Fit
   opts.trace_events = true;
   opts.output_dir = dir;
   if (fit.progress) fit.progress("timing the kernel's folio insertions from its tracepoints");
-  auto cases = compare_scenario(*sc, {}, opts);
+  auto cases = probe_for_model(*sc, {}, opts);
   if (!cases.ok()) return cases.status();
   std::vector<std::string> files;
-  for (const CompareCase& c : *cases) {
+  for (const ProbedCase& c : *cases) {
     files.insert(files.end(), c.kernel_event_files.begin(), c.kernel_event_files.end());
   }
   return insertion_timing(files);

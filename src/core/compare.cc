@@ -493,6 +493,7 @@ Result<std::vector<ProbedCase>> probe_for_model(const Scenario& sc,
     c.model_run = host_model_run(pr);
     c.kernel_release = pr.kernel.host.kernel_release;
     c.kernel = kernel_result(pr);
+    c.kernel_event_files = pr.kernel.event_files;
     out.push_back(std::move(c));
   }
   return out;

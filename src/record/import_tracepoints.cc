@@ -51,6 +51,7 @@
 namespace faultline::record {
 namespace {
 
+using util::field_value;
 using util::parse_number;
 using util::trim;
 using workload::EventOp;
@@ -70,20 +71,6 @@ bool parse_time(std::string_view s, uint64_t* ns) {
   s.remove_suffix(1);
   if (s.find('.') == std::string_view::npos) return parse_number(s, 10, ns);
   return util::parse_seconds(s, ns);
-}
-
-// The token after "key=" or "key " in s, at a token's start.
-std::string_view value_of(std::string_view s, std::string_view key) {
-  for (size_t p = s.find(key); p != std::string_view::npos; p = s.find(key, p + 1)) {
-    if (p > 0 && !is_space(s[p - 1])) continue;
-    size_t v = p + key.size();
-    if (v >= s.size() || (s[v] != '=' && !is_space(s[v]))) continue;
-    while (v < s.size() && (s[v] == '=' || is_space(s[v]))) ++v;
-    size_t e = v;
-    while (e < s.size() && !is_space(s[e])) ++e;
-    return s.substr(v, e - v);
-  }
-  return {};
 }
 
 struct FileKey {
@@ -198,13 +185,13 @@ LineKind parse_line(std::string_view line, Fault* f, uint64_t* lost, std::string
     return LineKind::kOther;
   }
   const std::string_view fields = line.substr(p + kEvent.size());
-  const std::string_view dev = value_of(fields, "dev");
+  const std::string_view dev = field_value(fields, "dev");
   const size_t colon = dev.find(':');
   uint64_t major = 0, minor = 0, ofs = 0;
   if (colon == std::string_view::npos || !parse_number(dev.substr(0, colon), 10, &major) ||
       !parse_number(dev.substr(colon + 1), 10, &minor) ||
-      !parse_number(value_of(fields, "ino"), 16, &f->file.ino) ||
-      !parse_number(value_of(fields, "ofs"), 10, &ofs)) {
+      !parse_number(field_value(fields, "ino"), 16, &f->file.ino) ||
+      !parse_number(field_value(fields, "ofs"), 10, &ofs)) {
     *err = "mm_filemap_fault: expected dev=MAJ:MIN ino=INODE (hexadecimal) ofs=OFFSET";
     return LineKind::kOther;
   }

@@ -1,6 +1,6 @@
 // text.h — the few pieces every reader of other tools' text output needs:
-// trimming, whitespace-separated fields, whole-field numbers and
-// "SECONDS.FRACTION" timestamps.
+// trimming, whitespace-separated fields, a tracepoint's named fields,
+// whole-field numbers and "SECONDS.FRACTION" timestamps.
 #pragma once
 
 #include <charconv>
@@ -28,6 +28,24 @@ inline std::string_view next_field(std::string_view* s) {
   const std::string_view f = s->substr(b, e == std::string_view::npos ? e : e - b);
   *s = e == std::string_view::npos ? std::string_view{} : s->substr(e);
   return f;
+}
+
+// The value of the field `key` in a tracepoint's text ("key=VALUE" or
+// "key VALUE", as the kernel's formats write them: "dev 253:0 ino 12
+// ofs=4096"): the token after it, where key starts a token. Empty if s
+// has no such field.
+inline std::string_view field_value(std::string_view s, std::string_view key) {
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  for (size_t p = s.find(key); p != std::string_view::npos; p = s.find(key, p + 1)) {
+    if (p > 0 && !blank(s[p - 1])) continue;
+    size_t v = p + key.size();
+    if (v >= s.size() || (s[v] != '=' && !blank(s[v]))) continue;
+    while (v < s.size() && (s[v] == '=' || blank(s[v]))) ++v;
+    size_t e = v;
+    while (e < s.size() && !blank(s[e])) ++e;
+    return s.substr(v, e - v);
+  }
+  return {};
 }
 
 // All of s as an unsigned number in base; false if s is empty, has anything

@@ -1,5 +1,5 @@
-// util_test.cc — Status context, the name tables of enums, Spread, pids and
-// the sparse array.
+// util_test.cc — Status context, the name tables of enums, Spread, pids,
+// the sparse array and the text readers.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include "util/sparse_array.h"
 #include "util/spread.h"
 #include "util/status.h"
+#include "util/text.h"
 
 namespace faultline {
 namespace {
@@ -326,6 +327,21 @@ TEST(SplitByFactor, SeparatesOutcomesAcrossAThreshold) {
   EXPECT_EQ(split_by_factor({0, 4, 1000, 1010}, 2)[0], (std::vector<size_t>{0, 1}));
   EXPECT_EQ(split_by_factor({0, 0, 0}, 2).size(), 1u);
   EXPECT_TRUE(split_by_factor({}, 2).empty());
+}
+
+TEST(Text, FieldValueReadsATracepointsNamedFields) {
+  using util::field_value;
+  const std::string_view s = "dev 253:0 ino 2a pfn=0x1f00 ofs=8192 order=2";
+  EXPECT_EQ(field_value(s, "dev"), "253:0");
+  EXPECT_EQ(field_value(s, "ino"), "2a");
+  EXPECT_EQ(field_value(s, "ofs"), "8192");
+  EXPECT_EQ(field_value(s, "order"), "2");
+  // A key must start a token and end at '=' or a blank.
+  EXPECT_EQ(field_value(s, "fs"), "");
+  EXPECT_EQ(field_value(s, "or"), "");
+  EXPECT_EQ(field_value("xofs=1 ofs=2", "ofs"), "2");
+  EXPECT_EQ(field_value(s, "index"), "");
+  EXPECT_EQ(field_value("ofs=", "ofs"), "");
 }
 
 }  // namespace
