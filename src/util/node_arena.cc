@@ -13,6 +13,16 @@ namespace faultline::util {
 // end into the next free piece, is reported. (The macros do nothing in
 // other builds.)
 NodeArena::~NodeArena() {
+  // The free pieces from the heap go back to it; those of blocks go with
+  // their blocks.
+  for (FreeList& f : free_) {
+    for (void* p = f.head; p;) {
+      ASAN_UNPOISON_MEMORY_REGION(p, f.bytes);
+      void* next = *static_cast<void**>(p);
+      if (!in_block(p)) ::operator delete (p, std::align_val_t{kGrain});
+      p = next;
+    }
+  }
   for (const uintptr_t b : blocks_) {
     // The address range may be mapped again, by anyone: clean shadow first.
     ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(b), kHugeBytes);
@@ -42,10 +52,6 @@ void NodeArena::new_block() {
 
 void* NodeArena::allocate(size_t bytes, size_t align) {
   bytes = grain(bytes);
-  if (heap_bytes_ + bytes <= kHugeBytes) {
-    heap_bytes_ += bytes;
-    return ::operator new (bytes, std::align_val_t{std::max(align, kGrain)});
-  }
   if (align <= kGrain) {
     for (FreeList& f : free_) {
       if (f.bytes != bytes || !f.head) continue;
@@ -54,6 +60,10 @@ void* NodeArena::allocate(size_t bytes, size_t align) {
       f.head = *static_cast<void**>(p);
       return p;
     }
+  }
+  if (heap_bytes_ + bytes <= kHugeBytes) {
+    heap_bytes_ += bytes;
+    return ::operator new (bytes, std::align_val_t{std::max(align, kGrain)});
   }
   uintptr_t at = (cur_ + align - 1) & ~uintptr_t{align - 1};
   if (cur_ == 0 || at + bytes > end_) {
@@ -67,10 +77,9 @@ void* NodeArena::allocate(size_t bytes, size_t align) {
 
 void NodeArena::deallocate(void* p, size_t bytes, size_t align) noexcept {
   bytes = grain(bytes);
-  const auto frame = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kHugeBytes - 1};
-  if (!frames_.contains(frame)) {
+  if (align > kGrain && !in_block(p)) {
     heap_bytes_ -= bytes;
-    ::operator delete (p, std::align_val_t{std::max(align, kGrain)});
+    ::operator delete (p, std::align_val_t{align});
     return;
   }
   auto it =

@@ -11,9 +11,12 @@
 // aligned and madvise(MADV_HUGEPAGE)d, so that where THP is enabled for
 // madvised memory (the usual setting) one TLB entry covers 2 MiB of nodes.
 //
-// A piece freed in a block goes on a free list of its size (a B-tree has a
-// few node sizes) and is used again by the same index; the blocks go back
-// to the system when the arena does. An arena is used by one thread at a
+// A piece freed goes on a free list of its size (a B-tree has a few node
+// sizes), whether it came from the heap or a block, and is used again by
+// the same index: an index that grows and shrinks as a run goes on (the
+// PTEs of a scan that reclaim unmaps behind it) does not call malloc and
+// free for each node. The heap's pieces go back to it, and the blocks to
+// the system, when the arena does. An arena is used by one thread at a
 // time, as the index that owns it is.
 #pragma once
 
@@ -48,6 +51,9 @@ class NodeArena {
 
  private:
   static size_t grain(size_t bytes) { return (bytes + kGrain - 1) & ~(kGrain - 1); }
+  bool in_block(const void* p) const {
+    return frames_.contains(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{kHugeBytes - 1});
+  }
   void new_block();
 
   size_t heap_bytes_ = 0;  // what the index holds from malloc

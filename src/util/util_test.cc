@@ -179,10 +179,12 @@ TEST(NodeArena, TakesHugeBlocksPastItsFirstTwoMegabytes) {
   for (int i = 0; i < 5000; ++i) ASSERT_EQ(pieces[i][kNode - 1], static_cast<char>(i));
   // 2 MiB from malloc, then 5.3 MiB in blocks of 2 MiB.
   EXPECT_EQ(arena.huge_blocks(), 3u);
-  // A piece of a block freed is the next one handed out; one from malloc
-  // goes back to it.
+  // A piece freed is the next one of its size handed out, whether it came
+  // from a block or from malloc.
   arena.deallocate(pieces.back(), kNode);
   EXPECT_EQ(arena.allocate(kNode), pieces.back());
+  arena.deallocate(pieces.front(), kNode);
+  EXPECT_EQ(arena.allocate(kNode), pieces.front());
   arena.deallocate(pieces.front(), kNode);
   void* chunk = arena.allocate(32 << 10, 32 << 10);  // a piece with an alignment of its own
   EXPECT_EQ(reinterpret_cast<uintptr_t>(chunk) % (32 << 10), 0u);
@@ -199,8 +201,8 @@ TEST(NodeArena, TakesHugeBlocksPastItsFirstTwoMegabytes) {
 #define FAULTLINE_TEST_ASAN 1
 #endif
 #ifdef FAULTLINE_TEST_ASAN
-// Under AddressSanitizer a freed piece of a block reads as freed memory.
-TEST(NodeArenaDeathTest, AFreedPieceOfABlockIsPoisoned) {
+// Under AddressSanitizer a freed piece reads as freed memory.
+TEST(NodeArenaDeathTest, AFreedPieceIsPoisoned) {
   util::NodeArena arena;
   std::vector<void*> pieces;
   while (arena.huge_blocks() == 0) pieces.push_back(arena.allocate(1024));
@@ -208,7 +210,11 @@ TEST(NodeArenaDeathTest, AFreedPieceOfABlockIsPoisoned) {
   p[100] = 1;
   arena.deallocate(pieces.back(), 1024);
   EXPECT_DEATH(p[100] = 2, "use-after-poison");
-  for (size_t i = 0; i + 1 < pieces.size(); ++i) arena.deallocate(pieces[i], 1024);
+  // So does one from malloc, which the arena keeps for its next node.
+  auto* q = static_cast<volatile char*>(pieces.front());
+  arena.deallocate(pieces.front(), 1024);
+  EXPECT_DEATH(q[100] = 2, "use-after-poison");
+  for (size_t i = 1; i + 1 < pieces.size(); ++i) arena.deallocate(pieces[i], 1024);
 }
 #endif
 
