@@ -52,21 +52,23 @@ MACHINE = ["machine.cpus=2"]
 SHAPE_KEYS = ("latency_us", "request_us", "queue_depth", "shared_batches")
 
 
+def profile_section(path, name):
+    """The keys of a profile's [name] section."""
+    with open(path, "rb") as f:
+        return tomllib.load(f).get(name, {})
+
+
 def device_shape(path):
     """The device keys of a profile that are not its bandwidth."""
     if path == "none":
         return {}
-    with open(path, "rb") as f:
-        device = tomllib.load(f).get("device", {})
+    device = profile_section(path, "device")
     return {k: device[k] for k in SHAPE_KEYS if k in device}
 
 
 def cpu_costs(path):
     """A profile's [cpu] keys, or none."""
-    if not path:
-        return {}
-    with open(path, "rb") as f:
-        return tomllib.load(f).get("cpu", {})
+    return profile_section(path, "cpu") if path else {}
 
 
 def toml_value(v):
